@@ -1,0 +1,74 @@
+# The task index: `make` (or `make help`) lists every target. CI (.ci/run) calls the same targets.
+
+.DEFAULT_GOAL := help
+SHELL := /bin/bash
+.SHELLFLAGS := -euo pipefail -c
+MAKEFLAGS += --no-print-directory
+
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+VENV_STAMP := $(VENV)/.installed
+
+# The official ACP JSON schema ships inside the npm SDK; tests validate every agent frame with it.
+ACP_SDK_VERSION := 2.4.0
+ACP_SDK_DIR := .cache/acp-sdk
+ACP_SDK_STAMP := $(ACP_SDK_DIR)/.installed-$(ACP_SDK_VERSION)
+ACP_SCHEMA := $(ACP_SDK_DIR)/node_modules/@agentclientprotocol/sdk/schema/v1/schema.json
+
+# Extra arguments for pytest, e.g. `make test PYTEST_ARGS='-k journal -x'`.
+PYTEST_ARGS ?=
+
+.PHONY: help install run test check gen bench clean
+
+help: ## List the targets (default)
+	@echo "acp-agent tasks:"
+	@awk 'BEGIN {FS = ":.*## "} /^[a-z][a-zA-Z_-]*:.*## / {printf "  make %-8s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
+
+install: $(VENV_STAMP) $(ACP_SDK_STAMP) ## Create .venv with the project and its test/dev tools; fetch the ACP schema
+
+$(VENV_STAMP): pyproject.toml
+	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --disable-pip-version-check -e '.[test,dev]'
+	@touch $@
+
+$(ACP_SDK_STAMP):
+	@rm -f $(ACP_SDK_DIR)/.installed-*
+	NPM_CONFIG_UPDATE_NOTIFIER=false npm install --prefix $(ACP_SDK_DIR) --save-exact \
+		--no-audit --no-fund --loglevel=error @agentclientprotocol/sdk@$(ACP_SDK_VERSION)
+	@test -f $(ACP_SCHEMA) || { echo "ACP schema missing after npm install: $(ACP_SCHEMA)" >&2; exit 1; }
+	@touch $@
+
+run: install ## Run the bundled scripted demo session (frames and journal)
+	$(PY) -m acp_agent.demo
+
+test: install ## Run the whole test suite
+	@rc=0; $(PY) -m pytest $(PYTEST_ARGS) || rc=$$?; \
+	if [ $$rc -eq 5 ]; then echo "make test: pytest collected no tests (exit 5); that is a failure" >&2; fi; \
+	exit $$rc
+
+# Every check runs even when an earlier one fails, so one run reports everything.
+check: install ## Lint, format check, strict mypy, schemas/ freshness
+	@failed=""; \
+	run() { echo "$$*"; "$$@" || failed="$$failed\n  $$*"; }; \
+	run $(PY) -m ruff check .; \
+	run $(PY) -m ruff format --check .; \
+	run $(PY) -m mypy; \
+	if [ -f acp_agent/schemas.py ]; then run $(PY) -m acp_agent.schemas --check; \
+	else echo "check: acp_agent/schemas.py not written yet; skipping schemas/ freshness"; fi; \
+	if [ -n "$$failed" ]; then printf "check failed:$$failed\n" >&2; exit 1; fi
+
+gen: install ## Regenerate schemas/ from the code
+	@if [ -f acp_agent/schemas.py ]; then \
+		echo "$(PY) -m acp_agent.schemas"; $(PY) -m acp_agent.schemas; \
+	else echo "gen: acp_agent/schemas.py not written yet; nothing to generate"; fi
+
+bench: install ## Run the benchmarks
+	@if [ -d bench ]; then \
+		echo "$(PY) -m bench"; $(PY) -m bench; \
+	else echo "bench: no benchmarks yet (bench/ comes later)"; fi
+
+clean: ## Remove .venv, .cache and tool caches
+	rm -rf $(VENV) .cache .mypy_cache .ruff_cache .pytest_cache .hypothesis build dist
+	find . -name __pycache__ -type d -prune -exec rm -rf {} +
+	find . -name '*.egg-info' -type d -prune -exec rm -rf {} +

@@ -1,0 +1,32 @@
+"""Fixtures for the whole suite. The helpers themselves live in ``tests/support/``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.support.acp_schema import AcpSchema, SchemaMissingError, default_schema
+from tests.support.recording import RecordingClient
+
+
+@pytest.fixture(scope="session")
+def acp_schema() -> AcpSchema:
+    """The official ACP v1 JSON schema; fails (never skips) the test when it is not installed."""
+    try:
+        return default_schema()
+    except SchemaMissingError as error:
+        pytest.fail(str(error), pytrace=False)
+
+
+@pytest.fixture
+def agent_env(tmp_path: Path) -> dict[str, str]:
+    """Environment overrides that keep a spawned agent's state inside the test's tmp dir."""
+    state_dir = tmp_path / "agent-state"
+    state_dir.mkdir()
+    return {"ACP_AGENT_STATE_DIR": str(state_dir)}
+
+
+@pytest.fixture
+def recording_client() -> RecordingClient:
+    return RecordingClient()
