@@ -1,0 +1,305 @@
+"""One JSON-RPC connection: a sequential reader/dispatcher and a single writer.
+
+Theory of operation
+-------------------
+``async with Connection(source, sink, router) as conn`` starts the *writer* (``writer.py``), the
+only code that ever calls the sink: every frame, from whatever task, goes through its bounded FIFO,
+so producers wait while the client is not reading and nothing is dropped or reordered while the
+wire is up. Nothing but encoded frames is ever handed to it.
+
+``await conn.serve()`` is the *reader*: lines from ``LineReader``, messages from
+``decode_message``, dispatched **one at a time, in arrival order**. A request handler is awaited
+inline, so a ``session/prompt`` sent right behind a ``session/new`` sees the session it created;
+handlers must therefore be quick (a handler that waits on a full queue stalls reading, which is
+backpressure the client asked for). Long work returns a ``Deferred``: the dispatcher runs it as a
+task and answers when it resolves, while reading goes on. Notifications never get an answer.
+
+Endings, each one path:
+
+- stdin EOF: ``serve()`` returns ``ServeEnd.EOF``; deferred requests keep running (the owner awaits
+  ``wait_deferred()``); outgoing requests fail with ``WireClosed`` since no answer can arrive.
+- EPIPE (the sink raises ``WireClosed``): the writer stops, ``wire_closed`` is set and logged once,
+  outgoing requests fail with ``WireClosed``, ``serve()`` stops reading and returns
+  ``ServeEnd.WIRE_CLOSED``; frames produced afterwards are dropped (logged at debug), so a turn
+  still streaming does not crash on a dead client.
+- leaving the ``async with`` block: the writer queue is drained (``close()``, unless the owner
+  already called it), then deferred requests still running are cancelled. Call
+  ``wait_deferred()`` first to let them finish.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from enum import StrEnum
+from types import TracebackType
+from typing import Protocol, Self, TypeVar, assert_never
+
+import anyio
+import msgspec
+import structlog
+from anyio.abc import TaskGroup
+
+from acp_agent.errors import InternalError, MethodNotFound, RpcError, WireClosed
+from acp_agent.transport.framing import DEFAULT_MAX_LINE_BYTES, ByteSink, ByteSource, LineReader
+from acp_agent.transport.jsonrpc import (
+    Incoming,
+    IncomingErrorResponse,
+    IncomingNotification,
+    IncomingRequest,
+    IncomingResponse,
+    Invalid,
+    RequestId,
+    decode_message,
+    encode_error,
+    encode_notification,
+    encode_request,
+    encode_response,
+)
+from acp_agent.transport.outgoing import PendingRequests, decode_result
+from acp_agent.transport.writer import FrameWriter
+
+T = TypeVar("T")
+
+log = structlog.get_logger(__name__)
+
+DEFAULT_QUEUE_FRAMES = 1024
+
+RequestHandler = Callable[[msgspec.Raw | None], Awaitable[object]]
+NotificationHandler = Callable[[msgspec.Raw | None], Awaitable[None]]
+
+
+class Router(Protocol):
+    """Maps method names to handlers; ``None`` means the method is unknown."""
+
+    def request_handler(self, method: str) -> RequestHandler | None: ...
+
+    def notification_handler(self, method: str) -> NotificationHandler | None: ...
+
+
+class Deferred:
+    """Returned by a request handler: answer with what ``awaitable`` produces, later."""
+
+    __slots__ = ("awaitable",)
+
+    def __init__(self, awaitable: Awaitable[object]) -> None:
+        self.awaitable = awaitable
+
+
+class ServeEnd(StrEnum):
+    EOF = "eof"
+    WIRE_CLOSED = "wire_closed"
+
+
+class Connection:
+    """A JSON-RPC peer over a byte source and sink; see the module docstring."""
+
+    def __init__(
+        self,
+        source: ByteSource,
+        sink: ByteSink,
+        router: Router,
+        *,
+        max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
+        queue_frames: int = DEFAULT_QUEUE_FRAMES,
+    ) -> None:
+        self._source = source
+        self._router = router
+        self._max_line_bytes = max_line_bytes
+        self.wire_closed = anyio.Event()
+        """Set once the client stopped taking frames (EPIPE); the owner starts its shutdown."""
+        self._writer = FrameWriter(sink, queue_frames, self._on_wire_closed)
+        self._outgoing = PendingRequests()
+        self._deferred = _InFlight()
+        self._read_scope: anyio.CancelScope | None = None
+        self._task_group: TaskGroup | None = None
+        self._closing = False
+
+    async def __aenter__(self) -> Self:
+        self._task_group = anyio.create_task_group()
+        await self._task_group.__aenter__()
+        self._task_group.start_soon(self._writer.run, name="acp-writer")
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> bool | None:
+        assert self._task_group is not None
+        try:
+            if exc_type is None and not self._closing:
+                await self.close()
+        finally:
+            self._task_group.cancel_scope.cancel()
+            self._writer.discard()
+            suppress = await self._task_group.__aexit__(exc_type, exc, tb)
+        return suppress
+
+    async def serve(self) -> ServeEnd:
+        """Read and dispatch until end of input or a broken wire; deferred requests go on.
+
+        Call it once. When it ends (or is cancelled) outgoing requests fail with ``WireClosed``.
+        """
+        try:
+            async for item in LineReader(self._read_chunk, self._max_line_bytes):
+                if self.wire_closed.is_set():
+                    break
+                message = decode_message(item)
+                if message is not None:
+                    await self._dispatch(message)
+        finally:  # also when the owner cancels serve(): nothing reads responses any more
+            self._outgoing.fail_all("the client's input is no longer read: no response can arrive")
+        return ServeEnd.WIRE_CLOSED if self.wire_closed.is_set() else ServeEnd.EOF
+
+    async def notify(self, method: str, params: object = None) -> None:
+        """Queue a notification (waits while the queue is full; dropped once the wire closed)."""
+        await self._writer.put(encode_notification(method, params))
+
+    async def request(self, method: str, params: object, result_type: type[T]) -> T:
+        """Send a request to the client and decode its result as ``result_type``.
+
+        Raises ``PeerError`` for an error response, ``InvalidPeerResult`` for a result of the
+        wrong shape, ``WireClosed`` when no response can arrive.
+        """
+        request_id, waiter = self._outgoing.open()
+        try:
+            if not await self._writer.put(encode_request(request_id, method, params)):
+                raise WireClosed("the connection is closed")
+            await waiter.done.wait()
+        finally:
+            self._outgoing.forget(request_id)
+        return decode_result(method, waiter.outcome(), result_type)
+
+    async def wait_deferred(self) -> None:
+        """Return once every deferred request received so far has been answered."""
+        await self._deferred.wait_idle()
+
+    async def close(self) -> None:
+        """Write every frame queued so far, then stop the writer; later frames are dropped.
+
+        Waits as long as the client takes to read them: bound it with a timeout when the client
+        may have stopped reading. Leaving the ``async with`` block after a ``close`` (even a timed
+        out one) does not wait again: it cancels the writer.
+        """
+        self._closing = True
+        self._outgoing.fail_all("the connection is closed")
+        await self._writer.close()
+
+    async def _read_chunk(self) -> bytes:
+        with anyio.CancelScope() as scope:
+            self._read_scope = scope
+            if self.wire_closed.is_set():
+                return b""
+            return await self._source()
+        return b""  # cancelled by _on_wire_closed: read as end of input
+
+    async def _dispatch(self, message: Incoming) -> None:
+        match message:
+            case IncomingRequest():
+                await self._on_request(message)
+            case IncomingNotification():
+                await self._on_notification(message)
+            case IncomingResponse() | IncomingErrorResponse():
+                if not self._outgoing.settle(message):
+                    log.warning("response_dropped", id=message.id)
+            case Invalid():
+                log.warning(
+                    "frame_rejected",
+                    code=int(message.error.code),
+                    id=message.id,
+                    data=message.error.data,
+                )
+                await self._writer.put(encode_error(message.id, message.error))
+            case _:
+                assert_never(message)
+
+    async def _on_request(self, request: IncomingRequest) -> None:
+        handler = self._router.request_handler(request.method)
+        if handler is None:
+            error = MethodNotFound("Method not found", {"method": request.method})
+            await self._writer.put(encode_error(request.id, error))
+            return
+        params = request.params
+        outcome = await self._answer(request.id, request.method, lambda: handler(params))
+        if isinstance(outcome, Deferred):
+            self._start_deferred(request.id, request.method, outcome)
+        else:
+            await self._writer.put(outcome)
+
+    async def _on_notification(self, notification: IncomingNotification) -> None:
+        method = notification.method
+        handler = self._router.notification_handler(method)
+        if handler is None:
+            log.debug("notification_ignored", method=method)
+            return
+        try:
+            await handler(notification.params)
+        except RpcError as exc:
+            log.warning(
+                "notification_rejected", method=method, code=int(exc.code), error=exc.message
+            )
+        except Exception:
+            log.exception("handler_failed", method=method)
+
+    async def _answer(
+        self, request_id: RequestId, method: str, call: Callable[[], Awaitable[object]]
+    ) -> bytes | Deferred:
+        """Run a handler; its response frame, or the ``Deferred`` it returned."""
+        try:
+            result = await call()
+            if isinstance(result, Deferred):
+                return result
+            return encode_response(request_id, result)
+        except RpcError as exc:
+            return encode_error(request_id, exc)
+        except Exception:
+            log.exception("handler_failed", method=method, id=request_id)
+            return encode_error(request_id, InternalError("Internal error"))
+
+    def _start_deferred(self, request_id: RequestId, method: str, deferred: Deferred) -> None:
+        assert self._task_group is not None, "use Connection as an async context manager"
+        self._deferred.enter()
+        self._task_group.start_soon(self._finish_deferred, request_id, method, deferred)
+
+    async def _finish_deferred(
+        self, request_id: RequestId, method: str, deferred: Deferred
+    ) -> None:
+        try:
+            outcome = await self._answer(request_id, method, lambda: deferred.awaitable)
+            if isinstance(outcome, Deferred):
+                log.error("handler_failed", method=method, id=request_id, error="nested Deferred")
+                outcome = encode_error(request_id, InternalError("Internal error"))
+            await self._writer.put(outcome)
+        finally:
+            self._deferred.leave()
+
+    def _on_wire_closed(self, exc: WireClosed) -> None:
+        log.warning("wire_closed", error=str(exc))
+        self.wire_closed.set()
+        self._outgoing.fail_all(f"the wire closed: {exc}")
+        if self._read_scope is not None:
+            self._read_scope.cancel()
+
+
+class _InFlight:
+    """Counts deferred requests not yet answered."""
+
+    def __init__(self) -> None:
+        self._count = 0
+        self._idle = anyio.Event()
+        self._idle.set()
+
+    def enter(self) -> None:
+        if self._count == 0:
+            self._idle = anyio.Event()
+        self._count += 1
+
+    def leave(self) -> None:
+        self._count -= 1
+        if self._count == 0:
+            self._idle.set()
+
+    async def wait_idle(self) -> None:
+        while self._count:
+            await self._idle.wait()

@@ -1,0 +1,185 @@
+"""Process plumbing: the wire fds, and a byte source and sink over them.
+
+Theory of operation
+-------------------
+``take_stdout()`` keeps a private duplicate of fd 1 for the wire and points fd 1 (and
+``sys.stdout``) at stderr, so a stray ``print()``, a hook or a child process can never put bytes
+between two frames. ``take_stdin()`` does the same for fd 0 with ``/dev/null``, so a child that
+reads stdin cannot steal protocol bytes. Both duplicates are non-inheritable (PEP 446).
+
+stdin and stdout may be pipes *or regular files* (``acp-agent <script.jsonl >out.jsonl``), and
+epoll refuses regular files, so all I/O is plain blocking ``os.read``/``os.write`` on a worker
+thread: one thread hop per read chunk and one per written batch (``_write_all`` loops over partial
+writes). Each fd gets its own *daemon* thread (``_FdThread``). Rejected: ``anyio.to_thread``. Its
+workers are not daemons, and a worker stuck in ``read(2)`` on an idle stdin (or ``write(2)`` to a
+client that stopped reading) keeps the interpreter from exiting even after the call was abandoned
+on cancel, which breaks the SIGTERM deadline. A cancelled call here is abandoned the same way,
+but the thread cannot hold the process.
+
+Failures: any ``OSError`` writing the wire (EPIPE above all) becomes ``WireClosed``, once per
+``FdSink``; later calls raise ``WireClosed`` without touching the fd. A read error is logged and
+treated as end of input. EPIPE only arrives as an error if SIGPIPE is ignored: CPython ignores it
+at start-up, and the CLI must not restore ``SIG_DFL`` (else the kernel kills the process silently
+on the first write to a dead client). An fd left ``O_NONBLOCK`` by the parent is waited on with
+``select`` rather than spun on.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import queue
+import select
+import sys
+import threading
+from collections.abc import Callable
+from typing import Any, Generic, TypeVar
+
+import anyio
+import anyio.from_thread
+import structlog
+from anyio.lowlevel import EventLoopToken, current_token
+
+from acp_agent.errors import WireClosed
+
+T = TypeVar("T")
+
+log = structlog.get_logger(__name__)
+
+DEFAULT_READ_CHUNK = 256 * 1024
+
+
+def take_stdout() -> int:
+    """Return a private fd for the wire; fd 1 and ``sys.stdout`` now write to stderr."""
+    sys.stdout.flush()
+    wire = os.dup(1)
+    os.dup2(2, 1)
+    sys.stdout = sys.stderr
+    return wire
+
+
+def take_stdin() -> int:
+    """Return a private fd for the wire's input; fd 0 now reads ``/dev/null``."""
+    wire = os.dup(0)
+    null = os.open(os.devnull, os.O_RDONLY)
+    try:
+        os.dup2(null, 0)
+    finally:
+        os.close(null)
+    return wire
+
+
+class _Call(Generic[T]):
+    """One blocking call handed to an ``_FdThread``; its caller awaits ``done``."""
+
+    def __init__(self, func: Callable[[], T], token: EventLoopToken) -> None:
+        self.done = anyio.Event()
+        self._func = func
+        self._token = token
+        self._value: tuple[T] | None = None
+        self._error: Exception | None = None
+
+    def run(self) -> None:  # on the worker thread
+        try:
+            self._value = (self._func(),)
+        except Exception as exc:
+            self._error = exc
+        # The caller's event loop may be gone (RunFinishedError, or RuntimeError when it closes
+        # between anyio's check and the hand-over): then nobody waits for this any more.
+        with contextlib.suppress(anyio.RunFinishedError, RuntimeError):
+            anyio.from_thread.run_sync(self.done.set, token=self._token)
+
+    def outcome(self) -> T:
+        if self._value is None:
+            assert self._error is not None
+            raise self._error
+        return self._value[0]
+
+
+class _FdThread:
+    """A daemon thread running the blocking calls of one fd in submission order."""
+
+    def __init__(self, name: str) -> None:
+        self._calls: queue.SimpleQueue[_Call[Any] | None] = queue.SimpleQueue()
+        self._thread = threading.Thread(target=self._serve, name=name, daemon=True)
+        self._stopped = False
+
+    async def run(self, func: Callable[[], T]) -> T:
+        if self._stopped:
+            raise RuntimeError(f"{self._thread.name} is stopped")
+        call = _Call(func, current_token())
+        if self._thread.ident is None:
+            self._thread.start()
+        self._calls.put(call)
+        await call.done.wait()
+        return call.outcome()
+
+    def stop(self) -> None:
+        """Let the thread end once the calls already queued are done; no call may follow."""
+        if not self._stopped:
+            self._stopped = True
+            self._calls.put(None)
+
+    def _serve(self) -> None:
+        while (call := self._calls.get()) is not None:
+            call.run()
+
+
+class FdSource:
+    """A ``ByteSource`` over a file descriptor (pipe, tty or regular file)."""
+
+    def __init__(self, fd: int, chunk_size: int = DEFAULT_READ_CHUNK) -> None:
+        self._fd = fd
+        self._chunk_size = chunk_size
+        self._thread = _FdThread(f"acp-read-fd{fd}")
+
+    async def __call__(self) -> bytes:
+        try:
+            return await self._thread.run(lambda: _read(self._fd, self._chunk_size))
+        except OSError as exc:
+            log.warning("input_read_failed", fd=self._fd, error=str(exc))
+            return b""
+
+    def close(self) -> None:
+        """Stop the worker thread (the fd stays open: its owner closes it)."""
+        self._thread.stop()
+
+
+class FdSink:
+    """A ``ByteSink`` over a file descriptor; an ``OSError`` becomes ``WireClosed``."""
+
+    def __init__(self, fd: int) -> None:
+        self._fd = fd
+        self._thread = _FdThread(f"acp-write-fd{fd}")
+        self._broken: str | None = None
+
+    async def __call__(self, data: bytes) -> None:
+        if self._broken is not None:
+            raise WireClosed(self._broken)
+        try:
+            await self._thread.run(lambda: _write_all(self._fd, data))
+        except OSError as exc:
+            self._broken = f"writing fd {self._fd}: {exc.strerror or exc}"
+            raise WireClosed(self._broken) from exc
+
+    def close(self) -> None:
+        """Stop the worker thread (the fd stays open: its owner closes it)."""
+        self._thread.stop()
+
+
+def _read(fd: int, size: int) -> bytes:
+    while True:
+        try:
+            return os.read(fd, size)
+        except BlockingIOError:
+            select.select([fd], [], [])
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    with memoryview(data) as view:
+        written = 0
+        while written < len(view):
+            try:
+                written += os.write(fd, view[written:])
+            except BlockingIOError:
+                select.select([], [fd], [])

@@ -1,0 +1,146 @@
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+from collections.abc import Iterator
+from pathlib import Path
+
+import anyio
+import msgspec
+import pytest
+from structlog.testing import capture_logs
+
+from acp_agent.errors import WireClosed
+from acp_agent.transport.connection import Connection, ServeEnd
+from acp_agent.transport.stdio import FdSink, FdSource
+from tests.transport.support import ToyRouter, request
+
+ROOT = Path(__file__).resolve().parents[2]
+LINES = [request(i, "echo", {"i": i}) for i in range(100)] + [request("last", "slow")]
+ANSWERS = [{"jsonrpc": "2.0", "id": i, "result": {"i": i}} for i in range(100)] + [
+    {"jsonrpc": "2.0", "id": "last", "result": {"slow": None}}
+]
+
+
+@pytest.fixture
+def fds() -> Iterator[list[int]]:
+    opened: list[int] = []
+    yield opened
+    for fd in opened:
+        os.close(fd)
+
+
+async def serve_fds(fd_in: int, fd_out: int) -> None:
+    source, sink = FdSource(fd_in, chunk_size=7), FdSink(fd_out)
+    router = ToyRouter()
+    router.release.set()
+    try:
+        async with Connection(source, sink, router) as conn:
+            assert await conn.serve() is ServeEnd.EOF
+            await conn.wait_deferred()
+    finally:
+        source.close()
+        sink.close()
+
+
+def decode_lines(data: bytes) -> list[object]:
+    return [msgspec.json.decode(line) for line in data.splitlines()]
+
+
+async def test_regular_files(tmp_path: Path, fds: list[int]) -> None:
+    (tmp_path / "in.jsonl").write_bytes(b"\n".join(LINES))  # the last line has no newline
+    fd_in = os.open(tmp_path / "in.jsonl", os.O_RDONLY)
+    fd_out = os.open(tmp_path / "out.jsonl", os.O_WRONLY | os.O_CREAT, 0o600)
+    fds += [fd_in, fd_out]
+    await serve_fds(fd_in, fd_out)
+    assert decode_lines((tmp_path / "out.jsonl").read_bytes()) == ANSWERS
+
+
+async def test_pipes(fds: list[int]) -> None:
+    in_r, in_w = os.pipe()
+    out_r, out_w = os.pipe()
+    fds += [in_r, out_r, out_w]
+    received = bytearray()
+
+    def client() -> None:
+        os.write(in_w, b"\n".join(LINES) + b"\n")
+        os.close(in_w)
+        while chunk := os.read(out_r, 65536):
+            received.extend(chunk)
+
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(anyio.to_thread.run_sync, client)
+        await serve_fds(in_r, out_w)
+        os.close(out_w)
+        fds.remove(out_w)
+    assert decode_lines(bytes(received)) == ANSWERS
+
+
+async def test_epipe_raises_wire_closed_every_time(fds: list[int]) -> None:
+    read_end, write_end = os.pipe()
+    os.close(read_end)
+    fds.append(write_end)
+    sink = FdSink(write_end)
+    try:
+        for _ in range(2):
+            with pytest.raises(WireClosed):
+                await sink(b"x\n")
+    finally:
+        sink.close()
+
+
+async def test_epipe_sets_wire_closed_once(fds: list[int]) -> None:
+    in_r, in_w = os.pipe()
+    out_r, out_w = os.pipe()
+    os.close(out_r)
+    fds += [in_r, in_w, out_w]
+    source, sink = FdSource(in_r), FdSink(out_w)
+    with capture_logs() as logs:
+        async with Connection(source, sink, ToyRouter()) as conn:
+            os.write(in_w, request(1, "echo") + b"\n")
+            assert await conn.serve() is ServeEnd.WIRE_CLOSED  # stdin is still open
+            assert conn.wire_closed.is_set()
+            await conn.notify("n")
+    sink.close()
+    assert [e["event"] for e in logs].count("wire_closed") == 1
+
+
+def run_python(code: str) -> subprocess.CompletedProcess[bytes]:
+    return subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(code)],
+        cwd=ROOT,
+        capture_output=True,
+        timeout=20,
+        check=True,
+    )
+
+
+def test_take_stdout_keeps_stray_output_off_the_wire() -> None:
+    done = run_python(
+        """
+        import os, subprocess, sys
+        from acp_agent.transport.stdio import take_stdout
+        wire = take_stdout()
+        print("stray print")
+        subprocess.run([sys.executable, "-c", "print('child output')"], check=True)
+        os.write(wire, b'{"frame":1}\\n')
+        """
+    )
+    assert done.stdout == b'{"frame":1}\n'
+    assert b"stray print" in done.stderr and b"child output" in done.stderr
+
+
+def test_an_abandoned_read_does_not_keep_the_process_alive() -> None:
+    run_python(
+        """
+        import os, anyio
+        from acp_agent.transport.stdio import FdSource
+        async def main():
+            read_end, _write_end = os.pipe()  # nothing will ever arrive
+            with anyio.move_on_after(0.1):
+                await FdSource(read_end)()
+        anyio.run(main)
+        """
+    )
