@@ -1,0 +1,226 @@
+"""The journal's vocabulary: the session header and every event type.
+
+A journal line is an envelope ``{"seq", "time", "type", "data"}`` (plus a checksum, see
+``format.py``). The ``type`` string lives in the envelope, not in ``data``, so the event
+structs here are untagged and ``EVENT_TYPES`` maps the wire name to its struct. Unknown
+types found in a journal are kept as ``UnknownEvent`` (raw data) and written back unchanged.
+
+If you add an event type: add it to ``EventType``, ``EVENT_TYPES``, ``Event``, the invariant
+table in ``invariant.py``, the projection in ``acp/projection.py`` and the history derivation
+in ``session/history.py``.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+import msgspec
+
+from acp_agent.content import ContentBlock, JsonObject
+
+Source = JsonObject
+"""``{"kind": str, ...}``. Open by design: unknown kinds and extra fields are preserved."""
+
+
+class SourceKind(StrEnum):
+    USER = "user"
+    CLIENT = "client"
+    HOOK = "hook"
+    TOOL = "tool"
+    SESSION_REF = "session-ref"
+    PLUGIN = "plugin"
+
+
+def source(kind: SourceKind | str, **fields: object) -> Source:
+    return {"kind": str(kind), **fields}
+
+
+def source_kind(src: Source) -> str:
+    kind = src.get("kind")
+    return kind if isinstance(kind, str) else ""
+
+
+class EventType(StrEnum):
+    USER_MESSAGE = "user/message"
+    TURN_START = "turn/start"
+    TURN_END = "turn/end"
+    STEP_START = "step/start"
+    STEP_END = "step/end"
+    STEERING_MESSAGE = "steering/message"
+    ASSISTANT_MESSAGE = "assistant/message"
+    TOOL_CALL = "tool/call"
+    TOOL_RESULT = "tool/result"
+    AGENT_ERROR = "agent/error"
+
+
+class TurnEndKind(StrEnum):
+    COMPLETED = "completed"
+    CANCELLED = "cancelled"
+    ERROR = "error"
+    MAX_TOKENS = "max_tokens"
+    MAX_TURN_REQUESTS = "max_turn_requests"
+    INTERRUPTED = "interrupted"
+
+
+class Parent(msgspec.Struct, frozen=True, rename="camel"):
+    session_id: str
+    seq: int
+
+
+class SessionHeader(msgspec.Struct, frozen=True, omit_defaults=True, rename="camel"):
+    id: str
+    created_at: int
+    cwd: str
+    type: str = "session"
+    version: int = 1
+    parent: Parent | None = None
+    mcp_servers: list[JsonObject] | None = None
+
+
+# -- assistant content --------------------------------------------------------------------
+
+
+class TextPart(msgspec.Struct, frozen=True, tag="text", tag_field="type"):
+    text: str
+
+
+class ThoughtPart(msgspec.Struct, frozen=True, tag="thought", tag_field="type"):
+    text: str
+
+
+class ToolCallPart(msgspec.Struct, frozen=True, tag="tool-call", tag_field="type"):
+    id: str
+    name: str
+    arguments: JsonObject
+
+
+AssistantPart = TextPart | ThoughtPart | ToolCallPart
+
+
+# -- events -------------------------------------------------------------------------------
+
+
+class UserMessage(msgspec.Struct, frozen=True):
+    id: str
+    content: list[ContentBlock]
+    source: Source
+
+
+class TurnStart(msgspec.Struct, frozen=True):
+    turn: int
+
+
+class TurnEndReason(msgspec.Struct, frozen=True, omit_defaults=True):
+    kind: TurnEndKind
+    message: str | None = None
+
+
+class TurnEnd(msgspec.Struct, frozen=True):
+    turn: int
+    reason: TurnEndReason
+
+
+class StepStart(msgspec.Struct, frozen=True):
+    turn: int
+    step: int
+
+
+class StepEnd(msgspec.Struct, frozen=True):
+    turn: int
+    step: int
+
+
+class SteeringMessage(msgspec.Struct, frozen=True):
+    turn: int
+    id: str
+    content: list[ContentBlock]
+    source: Source
+
+
+class AssistantMessage(msgspec.Struct, frozen=True):
+    turn: int
+    step: int
+    id: str
+    content: list[AssistantPart]
+
+
+class ToolCall(msgspec.Struct, frozen=True, rename={"call_id": "callId"}):
+    turn: int
+    step: int
+    call_id: str
+    name: str
+    arguments: JsonObject
+
+
+class ToolResult(msgspec.Struct, frozen=True, rename={"call_id": "callId", "is_error": "isError"}):
+    turn: int
+    step: int
+    call_id: str
+    content: list[ContentBlock]
+    is_error: bool
+
+
+class ErrorInfo(msgspec.Struct, frozen=True, omit_defaults=True):
+    message: str
+    code: str | None = None
+
+
+class AgentError(msgspec.Struct, frozen=True, omit_defaults=True):
+    turn: int
+    error: ErrorInfo
+    step: int | None = None
+
+
+class UnknownEvent(msgspec.Struct, frozen=True):
+    """An event of a type this version does not know; kept verbatim."""
+
+    type: str
+    data: msgspec.Raw
+
+
+Event = (
+    UserMessage
+    | TurnStart
+    | TurnEnd
+    | StepStart
+    | StepEnd
+    | SteeringMessage
+    | AssistantMessage
+    | ToolCall
+    | ToolResult
+    | AgentError
+    | UnknownEvent
+)
+
+EVENT_TYPES: dict[EventType, type[Event]] = {
+    EventType.USER_MESSAGE: UserMessage,
+    EventType.TURN_START: TurnStart,
+    EventType.TURN_END: TurnEnd,
+    EventType.STEP_START: StepStart,
+    EventType.STEP_END: StepEnd,
+    EventType.STEERING_MESSAGE: SteeringMessage,
+    EventType.ASSISTANT_MESSAGE: AssistantMessage,
+    EventType.TOOL_CALL: ToolCall,
+    EventType.TOOL_RESULT: ToolResult,
+    EventType.AGENT_ERROR: AgentError,
+}
+
+_TYPE_OF: dict[type[Event], EventType] = {cls: name for name, cls in EVENT_TYPES.items()}
+
+
+def event_type(event: Event) -> str:
+    if isinstance(event, UnknownEvent):
+        return event.type
+    return _TYPE_OF[type(event)]
+
+
+class Entry(msgspec.Struct, frozen=True):
+    """One committed (or admitted, not yet flushed) journal event with its coordinates."""
+
+    seq: int
+    time: int
+    event: Event
+
+    @property
+    def type(self) -> str:
+        return event_type(self.event)

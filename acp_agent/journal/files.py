@@ -1,0 +1,141 @@
+"""The file seam: the five operations the writer needs from a journal file, and the real one.
+
+Why positioned writes and no ``O_APPEND``
+-----------------------------------------
+The writer keeps its own model of the file: ``durable size`` (bytes known to be on disk) and
+the file's logical end (``JournalFile.size``). A retry after a failure truncates back to the
+durable size and rewrites what follows. ``OsJournalFile`` therefore opens with plain
+``O_WRONLY`` and writes with ``os.pwrite`` at the tracked end: every byte lands exactly where
+the model says, whatever happened before. With ``O_APPEND`` the kernel picks the offset, so
+a write issued after a truncate that failed would land *behind* a torn fragment and bury it
+mid-file. (Only one writer ever touches a journal: ``lock.py`` makes sure of that.)
+
+Modes: journal, lock and side files are created ``0600`` and directories ``0700``; both are
+set again with ``chmod`` after creation, because the umask may have taken bits away.
+
+The fault-injecting twin, and ``file_factory()``, which reads ``ACP_AGENT_JOURNAL_FAULTS``,
+live in ``faults.py``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import os
+from pathlib import Path
+from typing import Final, Protocol
+
+FILE_MODE: Final = 0o600
+DIR_MODE: Final = 0o700
+
+
+class JournalFile(Protocol):
+    """An open journal file, written at its logical end."""
+
+    @property
+    def size(self) -> int:
+        """The logical end: where the next ``write`` lands."""
+        ...
+
+    def write(self, data: bytes) -> int:
+        """Write at ``size``; return how many bytes were written (may be fewer than asked)."""
+        ...
+
+    def fdatasync(self) -> None: ...
+
+    def truncate(self, size: int) -> None:
+        """Cut the file to ``size`` bytes; ``size`` becomes the logical end."""
+        ...
+
+    def close(self) -> None: ...
+
+
+class FileFactory(Protocol):
+    def __call__(self, path: Path, *, create: bool) -> JournalFile:
+        """Open ``path`` for writing: ``create`` makes (or empties) it with mode 0600."""
+        ...
+
+
+class OsJournalFile:
+    def __init__(self, fd: int, size: int) -> None:
+        self._fd = fd
+        self._size = size
+
+    @property
+    def size(self) -> int:
+        return self._size
+
+    def write(self, data: bytes) -> int:
+        written = os.pwrite(self._fd, data, self._size)
+        self._size += written
+        return written
+
+    def fdatasync(self) -> None:
+        os.fdatasync(self._fd)
+
+    def truncate(self, size: int) -> None:
+        os.ftruncate(self._fd, size)
+        self._size = size
+
+    def close(self) -> None:
+        if self._fd >= 0:
+            fd, self._fd = self._fd, -1
+            os.close(fd)
+
+
+def open_journal_file(path: Path, *, create: bool) -> OsJournalFile:
+    """The real ``FileFactory``."""
+    flags = os.O_WRONLY | os.O_CLOEXEC | (os.O_CREAT | os.O_TRUNC if create else 0)
+    fd = os.open(path, flags, FILE_MODE)
+    try:
+        if create:
+            os.fchmod(fd, FILE_MODE)
+        return OsJournalFile(fd, os.fstat(fd).st_size)
+    except BaseException:
+        os.close(fd)
+        raise
+
+
+def write_private_file(path: Path, data: bytes) -> None:
+    """Create ``path`` (it must not exist) with mode 0600, write ``data`` and fsync it."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, FILE_MODE)
+    try:
+        os.fchmod(fd, FILE_MODE)
+        view = memoryview(data)
+        while view:
+            view = view[_checked(os.write(fd, view)) :]
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def _checked(written: int) -> int:
+    if written <= 0:
+        raise OSError(errno.EIO, "write made no progress")
+    return written
+
+
+def fsync_dir(path: Path) -> None:
+    """Make the entries of directory ``path`` (creations, renames) durable."""
+    fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def make_private_dirs(path: Path) -> list[Path]:
+    """``mkdir -p`` with mode 0700 for the directories it creates; returns them, top first.
+
+    Each new directory's entry is made durable by fsyncing its parent. Directories that exist
+    already are left as they are (they may be the user's).
+    """
+    missing = [p for p in (path, *path.parents) if not p.is_dir()][::-1]
+    created: list[Path] = []
+    for directory in missing:
+        with contextlib.suppress(FileExistsError):  # a concurrent creator won the race
+            os.mkdir(directory, DIR_MODE)
+            os.chmod(directory, DIR_MODE)
+            created.append(directory)
+        fsync_dir(directory.parent)
+    return created
