@@ -1,0 +1,100 @@
+"""The model-provider seam.
+
+A provider turns one ``ModelRequest`` (the history the journal derives, plus the tool names)
+into a stream of ``StreamEvent``s. It owns no session state. Cancellation is anyio
+cancellation: the session actor cancels the scope around ``stream`` and the provider must
+stop at once (close its HTTP stream, stop sleeping). A failed request raises ``ModelError``.
+
+Every provider passes ``tests/model/test_conformance.py``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from enum import StrEnum
+from typing import Protocol
+
+import msgspec
+
+from acp_agent.content import ContentBlock
+from acp_agent.journal.events import AssistantPart, Source, ToolCallPart
+
+
+class Role(StrEnum):
+    USER = "user"
+    ASSISTANT = "assistant"
+    TOOL = "tool"
+
+
+class UserTurn(msgspec.Struct, frozen=True, tag="user", tag_field="role"):
+    """A user-role message: a direct prompt, an injected context or a steering message."""
+
+    content: list[ContentBlock]
+    source: Source
+
+
+class AssistantTurn(msgspec.Struct, frozen=True, tag="assistant", tag_field="role"):
+    content: list[AssistantPart]
+
+
+class ToolTurn(
+    msgspec.Struct,
+    frozen=True,
+    tag="tool",
+    tag_field="role",
+    rename={"call_id": "callId", "is_error": "isError"},
+):
+    call_id: str
+    content: list[ContentBlock]
+    is_error: bool
+
+
+ModelMessage = UserTurn | AssistantTurn | ToolTurn
+
+
+class ToolSpec(msgspec.Struct, frozen=True):
+    name: str
+    description: str
+    parameters: dict[str, object]
+
+
+class ModelRequest(msgspec.Struct, frozen=True):
+    session_id: str
+    turn: int
+    step: int
+    messages: list[ModelMessage]
+    tools: list[ToolSpec]
+
+
+class StopKind(StrEnum):
+    END_TURN = "end_turn"
+    MAX_TOKENS = "max_tokens"
+
+
+class TextDelta(msgspec.Struct, frozen=True):
+    text: str
+
+
+class ThoughtDelta(msgspec.Struct, frozen=True):
+    text: str
+
+
+class ToolCallReady(msgspec.Struct, frozen=True):
+    call: ToolCallPart
+
+
+class Finish(msgspec.Struct, frozen=True):
+    stop: StopKind = StopKind.END_TURN
+
+
+StreamEvent = TextDelta | ThoughtDelta | ToolCallReady | Finish
+
+
+class ModelError(Exception):
+    """A model request failed (network, provider error, exhausted script)."""
+
+
+class ModelProvider(Protocol):
+    name: str
+
+    def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]: ...

@@ -1,0 +1,437 @@
+"""The session actor: the thin, effectful shell around the pure turn machine.
+
+Theory of operation
+-------------------
+One actor per session, one task: it takes inputs from its mailbox *one at a time*, feeds them
+to ``TurnMachine`` and executes the returned effects in order before taking the next input.
+Everything that can take long — admission hooks, a model request, a tool — runs in a *worker*
+task that reports back by posting an input to the same mailbox, tagged with the ticket of the
+effect that started it. So the machine sees one totally ordered stream of inputs, and a cancel
+can always get in between.
+
+Effects and their execution:
+
+- ``Append``: give the event its ``seq``/``time``, add it to the in-memory history and the
+  journal writer's pending buffer (no I/O), then tell the observer (which projects it to ACP).
+- ``Commit``: a durability barrier, awaited inline (the fsync runs in a worker thread). A failed
+  flush is reported through the observer's journal-error channel and the log; the events stay
+  admitted and the next flush retries them. It never becomes an ``agent/error``.
+- ``CommitInBackground``: an idle injection's flush; tracked so ``when_idle`` waits for it.
+- ``Start*``: spawn a worker. ``Abort``: cancel the worker holding that ticket.
+- ``Resolve`` / ``Placed``: complete the reply a caller is waiting for.
+
+If you change the effect vocabulary in ``machine.py``, change ``_execute`` here.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+import uuid
+from collections.abc import Callable, Coroutine
+from dataclasses import dataclass, field
+from typing import Any, Generic, Protocol, TypeVar, assert_never
+
+import anyio
+import structlog
+from anyio.abc import TaskGroup
+from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
+
+from acp_agent.content import ContentBlock, TextContent
+from acp_agent.journal.errors import JournalFlushError
+from acp_agent.journal.events import (
+    AssistantPart,
+    Entry,
+    Event,
+    SessionHeader,
+    Source,
+    SourceKind,
+    TextPart,
+    ThoughtPart,
+    ToolCallPart,
+    TurnStart,
+    UserMessage,
+    source,
+)
+from acp_agent.journal.writer import JournalHealth, JournalWriter
+from acp_agent.model.base import (
+    Finish,
+    ModelError,
+    ModelProvider,
+    ModelRequest,
+    TextDelta,
+    ThoughtDelta,
+    ToolCallReady,
+)
+from acp_agent.session.admission import AdditionalContext, Admission, Allow
+from acp_agent.session.history import derive_messages
+from acp_agent.session.machine import (
+    Abort,
+    Admitted,
+    Append,
+    Blocked,
+    Cancel,
+    Commit,
+    CommitInBackground,
+    Effect,
+    Finished,
+    Inject,
+    Input,
+    ModelDone,
+    ModelFailed,
+    ModelStop,
+    Outcome,
+    Phase,
+    Placed,
+    Placement,
+    Prompt,
+    Resolve,
+    StartAdmission,
+    StartModelRequest,
+    StartTool,
+    State,
+    Steer,
+    Steering,
+    StopReason,
+    Submit,
+    ToolDone,
+    TurnMachine,
+)
+from acp_agent.session.toolrun import ToolRunner
+
+log = structlog.get_logger("acp_agent.session")
+
+T = TypeVar("T")
+
+
+class Reply(Generic[T]):
+    """A one-shot value a caller awaits (anyio has no future)."""
+
+    def __init__(self) -> None:
+        self._event = anyio.Event()
+        self._value: T | None = None
+
+    def set(self, value: T) -> None:
+        if not self._event.is_set():
+            self._value = value
+            self._event.set()
+
+    async def wait(self) -> T:
+        await self._event.wait()
+        assert self._value is not None
+        return self._value
+
+
+class SessionObserver(Protocol):
+    """Where a session reports what happens (the ACP layer projects it onto the wire)."""
+
+    async def appended(self, entry: Entry) -> None: ...
+
+    async def text_delta(self, message_id: str, text: str) -> None: ...
+
+    async def thought_delta(self, message_id: str, text: str) -> None: ...
+
+    async def tool_started(self, call: ToolCallPart) -> None: ...
+
+    async def journal_error(self, error: str, unflushed: int) -> None: ...
+
+
+def now_ms() -> int:
+    return time.time_ns() // 1_000_000
+
+
+def new_id() -> str:
+    return uuid.uuid4().hex
+
+
+@dataclass
+class SessionDeps:
+    """What a session needs from the outside world; tests swap any of it."""
+
+    model: ModelProvider
+    tools: ToolRunner
+    admission: Admission
+    clock: Callable[[], int] = now_ms
+    ids: Callable[[], str] = new_id
+    max_steps: int = 64
+
+
+@dataclass
+class _Changed:
+    """A level-triggered 'something changed' signal for quiescence waiters."""
+
+    event: anyio.Event = field(default_factory=anyio.Event)
+
+    def fire(self) -> None:
+        self.event.set()
+        self.event = anyio.Event()
+
+
+class SessionActor:
+    def __init__(
+        self,
+        header: SessionHeader,
+        writer: JournalWriter,
+        entries: list[Entry],
+        deps: SessionDeps,
+        observer: SessionObserver,
+    ) -> None:
+        self.header = header
+        self.id = header.id
+        self.writer = writer
+        self.entries = entries
+        self.deps = deps
+        self.observer = observer
+        last_turn = max(
+            (e.event.turn for e in entries if isinstance(e.event, TurnStart)), default=0
+        )
+        self.machine = TurnMachine(State(turn=last_turn, max_steps=deps.max_steps))
+        self._send: MemoryObjectSendStream[Input]
+        self._receive: MemoryObjectReceiveStream[Input]
+        self._send, self._receive = anyio.create_memory_object_stream[Input](math.inf)
+        self._refs = 0
+        self._replies: dict[int, Reply[object]] = {}
+        self._workers: dict[int, anyio.CancelScope] = {}
+        self._background_flushes = 0
+        self._changed = _Changed()
+        self._tg: TaskGroup | None = None
+        self._log = log.bind(session_id=self.id)
+
+    # -- public API (also the Python API's backbone) ------------------------------------------
+
+    @property
+    def state(self) -> State:
+        return self.machine.state
+
+    async def send(self, content: list[ContentBlock]) -> Outcome:
+        reply = self._reply()
+        await self._post(Submit(Prompt(ref=reply[0], content=content)))
+        return await reply[1].wait()  # type: ignore[return-value]
+
+    async def submit(self, content: list[ContentBlock]) -> Reply[Outcome]:
+        """Queue a prompt and return at once; the reply resolves when its turn ends."""
+        ref, reply = self._reply()
+        await self._post(Submit(Prompt(ref=ref, content=content)))
+        return reply  # type: ignore[return-value]
+
+    async def inject(self, content: list[ContentBlock], src: Source) -> tuple[str, Placement]:
+        message = UserMessage(id=self.deps.ids(), content=content, source=src)
+        ref, reply = self._reply()
+        await self._post(Inject(ref, message))
+        placement = await reply.wait()
+        assert isinstance(placement, Placement)
+        return message.id, placement
+
+    async def steer(self, content: list[ContentBlock], src: Source | None = None) -> Placement:
+        steering = Steering(self.deps.ids(), content, src or source(SourceKind.USER))
+        ref, reply = self._reply()
+        await self._post(Steer(ref, steering))
+        placement = await reply.wait()
+        assert isinstance(placement, Placement)
+        return placement
+
+    async def cancel(self) -> None:
+        await self._post(Cancel())
+
+    def quiescent(self) -> bool:
+        return (
+            self.state.phase is Phase.IDLE
+            and not self.state.queue
+            and self._background_flushes == 0
+            and self._receive.statistics().current_buffer_used == 0
+        )
+
+    async def when_idle(self) -> JournalHealth:
+        while not self.quiescent():
+            await self._changed.event.wait()
+        return self.writer.health
+
+    # -- the loop -----------------------------------------------------------------------------
+
+    async def run(
+        self, *, task_status: anyio.abc.TaskStatus[None] = anyio.TASK_STATUS_IGNORED
+    ) -> None:
+        async with anyio.create_task_group() as tg:
+            self._tg = tg
+            task_status.started()
+            async with self._receive:
+                async for input_ in self._receive:
+                    for effect in self.machine.feed(input_):
+                        await self._execute(effect)
+                    self._changed.fire()
+            tg.cancel_scope.cancel()
+
+    async def stop(self) -> None:
+        """Stop taking inputs (after those already posted) and end the loop."""
+        self._send.close()
+
+    async def _post(self, input_: Input) -> None:
+        await self._send.send(input_)
+
+    def _reply(self) -> tuple[int, Reply[object]]:
+        self._refs += 1
+        reply: Reply[object] = Reply()
+        self._replies[self._refs] = reply
+        return self._refs, reply
+
+    # -- effects --------------------------------------------------------------------------------
+
+    async def _execute(self, effect: Effect) -> None:
+        match effect:
+            case Append(event=event):
+                await self._append(event)
+            case Commit():
+                await self._commit()
+            case CommitInBackground():
+                self._spawn(self._background_commit)
+            case StartAdmission(ticket=ticket, prompt=prompt):
+                self._spawn_worker(ticket, lambda: self._admit(ticket, prompt))
+            case StartModelRequest(ticket=ticket, turn=turn, step=step):
+                self._spawn_worker(ticket, lambda: self._request_model(ticket, turn, step))
+            case StartTool(ticket=ticket, call=call):
+                self._spawn_worker(ticket, lambda: self._run_tool(ticket, call))
+            case Abort(ticket=ticket):
+                scope = self._workers.get(ticket)
+                if scope is not None:
+                    scope.cancel()
+            case Resolve(ref=ref, outcome=outcome):
+                self._replies.pop(ref).set(outcome)
+            case Placed(ref=ref, placement=placement):
+                self._replies.pop(ref).set(placement)
+            case _:
+                assert_never(effect)
+
+    async def _append(self, event: Event) -> None:
+        seq = self.entries[-1].seq + 1 if self.entries else 1
+        entry = Entry(seq=seq, time=self.deps.clock(), event=event)
+        self.entries.append(entry)
+        self.writer.append(entry)
+        await self.observer.appended(entry)
+
+    async def _commit(self) -> None:
+        try:
+            await self.writer.flush()
+        except JournalFlushError as exc:
+            await self._report_flush_failure(exc)
+
+    async def _background_commit(self) -> None:
+        self._background_flushes += 1
+        try:
+            await self._commit()
+        finally:
+            self._background_flushes -= 1
+            self._changed.fire()
+
+    async def _report_flush_failure(self, exc: JournalFlushError) -> None:
+        health = self.writer.health
+        self._log.error("journal_flush_failed", error=str(exc), unflushed=health.unflushed)
+        await self.observer.journal_error(str(exc), health.unflushed)
+
+    def _spawn(self, fn: Callable[[], Coroutine[Any, Any, None]]) -> None:
+        assert self._tg is not None
+        self._tg.start_soon(fn)
+
+    def _spawn_worker(self, ticket: int, fn: Callable[[], Coroutine[Any, Any, None]]) -> None:
+        """Run ``fn`` as the worker for ``ticket``; it enters ``self._workers[ticket]``."""
+        self._workers[ticket] = anyio.CancelScope()
+
+        async def worker() -> None:
+            try:
+                await fn()
+            finally:
+                self._workers.pop(ticket, None)
+
+        self._spawn(worker)
+
+    # -- workers ----------------------------------------------------------------------------
+
+    async def _admit(self, ticket: int, prompt: Prompt) -> None:
+        scope = self._workers[ticket]
+        decision = None
+        with scope:
+            decision = await self.deps.admission.admit(self.id, prompt.content)
+        if scope.cancelled_caught or decision is None:
+            return
+        if isinstance(decision, Allow):
+            message = UserMessage(self.deps.ids(), decision.content, source(SourceKind.USER))
+            contexts = tuple(self._context_message(c) for c in decision.additional_contexts)
+            await self._post(Admitted(ticket, message, contexts))
+        else:
+            await self._post(Blocked(ticket, decision.reason))
+
+    def _context_message(self, context: AdditionalContext) -> UserMessage:
+        return UserMessage(self.deps.ids(), context.content, context.source)
+
+    async def _request_model(self, ticket: int, turn: int, step: int) -> None:
+        scope = self._workers[ticket]
+        message_id = self.deps.ids()
+        parts = _PartsBuilder()
+        request = ModelRequest(
+            self.id, turn, step, derive_messages(self.entries), self.deps.tools.specs()
+        )
+        stop = ModelStop.END_TURN
+        try:
+            with scope:
+                async for item in self.deps.model.stream(request):
+                    match item:
+                        case TextDelta(text=chunk):
+                            parts.text(chunk)
+                            await self.observer.text_delta(message_id, chunk)
+                        case ThoughtDelta(text=chunk):
+                            parts.thought(chunk)
+                            await self.observer.thought_delta(message_id, chunk)
+                        case ToolCallReady(call=call):
+                            parts.tool_call(call)
+                        case Finish(stop=finish):
+                            stop = ModelStop(finish.value)
+        except ModelError as exc:
+            self._log.warning("model_request_failed", turn=turn, step=step, error=str(exc))
+            await self._post(ModelFailed(ticket, message_id, parts.build(), str(exc)))
+            return
+        if scope.cancelled_caught:
+            stop = ModelStop.CANCELLED
+        await self._post(ModelDone(ticket, message_id, parts.build(), stop))
+
+    async def _run_tool(self, ticket: int, call: ToolCallPart) -> None:
+        scope = self._workers[ticket]
+        await self.observer.tool_started(call)
+        outcome = None
+        with scope:
+            outcome = await self.deps.tools.run(self.id, call)
+        if scope.cancelled_caught or outcome is None:
+            cancelled: list[ContentBlock] = [TextContent(text="cancelled while running")]
+            await self._post(ToolDone(ticket, cancelled, is_error=True, cancelled=True))
+            return
+        contexts = tuple(self._context_message(c) for c in outcome.contexts)
+        await self._post(ToolDone(ticket, outcome.content, outcome.is_error, contexts))
+
+
+class _PartsBuilder:
+    """Accumulates streamed deltas into assistant message parts (adjacent deltas merged)."""
+
+    def __init__(self) -> None:
+        self._parts: list[AssistantPart | tuple[type[TextPart | ThoughtPart], list[str]]] = []
+
+    def _delta(self, kind: type[TextPart | ThoughtPart], chunk: str) -> None:
+        last = self._parts[-1] if self._parts else None
+        if isinstance(last, tuple) and last[0] is kind:
+            last[1].append(chunk)
+        else:
+            self._parts.append((kind, [chunk]))
+
+    def text(self, chunk: str) -> None:
+        self._delta(TextPart, chunk)
+
+    def thought(self, chunk: str) -> None:
+        self._delta(ThoughtPart, chunk)
+
+    def tool_call(self, call: ToolCallPart) -> None:
+        self._parts.append(call)
+
+    def build(self) -> tuple[AssistantPart, ...]:
+        return tuple(
+            part[0]("".join(part[1])) if isinstance(part, tuple) else part for part in self._parts
+        )
+
+
+__all__ = ["Finished", "Reply", "SessionActor", "SessionDeps", "SessionObserver", "StopReason"]

@@ -1,0 +1,555 @@
+"""The turn machine: one session's turn loop as a pure state machine.
+
+Theory of operation
+-------------------
+A *turn* is exactly one execution of the model loop. The machine is fed *inputs* (a prompt was
+submitted, admission allowed it, the model answered, a tool finished, the caller injected
+context, ...) and answers each with a list of *effects* (append this event, make the journal
+durable, start a model request, answer that prompt, ...). It does no I/O, never awaits, and
+never reads a clock: the session actor (``actor.py``) feeds inputs and executes effects, in
+order.
+
+Phases::
+
+    IDLE ──Submit──► ADMITTING ──Admitted──► REQUESTING ◄──(batch done)── RUNNING_TOOLS
+      ▲                  │                      │   └──ModelDone with tool calls──►┘
+      └──────Blocked─────┘◄────────(turn/end)───┘
+
+Invariants the table keeps (they are the design note's acceptance criteria):
+
+- ``turn/start`` is appended only in ``_open_turn``, immediately followed by the prompt, its
+  admission contexts and ``step/start`` + a model request. So a turn always asks the model.
+  Admission runs in ADMITTING, *before* any turn opens: a blocked prompt appends nothing.
+- With no turn open (IDLE, ADMITTING) an injected context is appended at once as its own
+  ``user/message`` and flushed in the background; no turn number, phase or model call changes.
+- With a turn open, injections, steering and tool-hook contexts are *staged* in the outbox. The
+  outbox is drained whole, and only at a step boundary: after the *complete* tool-result batch
+  (or after a step without tools), before the next ``step/start``. So nothing lands between a
+  batch's tool results, and everything staged at one boundary is seen by the same request.
+- Steering forces another step; plain context does not. Whatever is still in the outbox when a
+  turn ends (completed, cancelled, error) is appended before ``turn/end``: never dropped.
+- Worker results carry the ``ticket`` of the effect that started them. A result whose ticket is
+  not current (the work was aborted by a cancel) is stale and ignored — a legal race, not an
+  illegal input. Any *other* input that the table has no entry for raises ``IllegalInput``
+  naming the phase and the input, and leaves the state unchanged (states are immutable).
+
+If you add an input or effect: add the struct here, a row to ``_TABLE``, a case to the actor's
+effect executor, and a test in ``tests/session/test_machine.py``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable
+from enum import StrEnum
+from typing import Final
+
+import msgspec
+
+from acp_agent.content import ContentBlock, TextContent
+from acp_agent.journal.events import (
+    AgentError,
+    AssistantMessage,
+    AssistantPart,
+    ErrorInfo,
+    Event,
+    Source,
+    SteeringMessage,
+    StepEnd,
+    StepStart,
+    ToolCall,
+    ToolCallPart,
+    ToolResult,
+    TurnEnd,
+    TurnEndKind,
+    TurnEndReason,
+    TurnStart,
+    UserMessage,
+)
+
+
+class Phase(StrEnum):
+    IDLE = "idle"
+    ADMITTING = "admitting"
+    REQUESTING = "requesting"
+    RUNNING_TOOLS = "running_tools"
+
+
+class StopReason(StrEnum):
+    """ACP ``stopReason`` values a prompt can be answered with."""
+
+    END_TURN = "end_turn"
+    MAX_TOKENS = "max_tokens"
+    MAX_TURN_REQUESTS = "max_turn_requests"
+    REFUSAL = "refusal"
+    CANCELLED = "cancelled"
+
+
+class ModelStop(StrEnum):
+    END_TURN = "end_turn"
+    MAX_TOKENS = "max_tokens"
+    CANCELLED = "cancelled"
+
+
+class Placement(StrEnum):
+    APPENDED = "appended"
+    STAGED = "staged"
+    STEERED = "steered"
+    STARTED_NEW_TURN = "startedNewTurn"
+
+
+# -- values carried by inputs ---------------------------------------------------------------
+
+
+class Prompt(msgspec.Struct, frozen=True):
+    """A direct prompt waiting for its turn. ``ref`` names the request to answer (None: steer)."""
+
+    ref: int | None
+    content: list[ContentBlock]
+
+
+class Steering(msgspec.Struct, frozen=True):
+    id: str
+    content: list[ContentBlock]
+    source: Source
+
+
+OutboxItem = UserMessage | Steering
+
+# -- inputs -----------------------------------------------------------------------------------
+
+
+class Submit(msgspec.Struct, frozen=True):
+    prompt: Prompt
+
+
+class Admitted(msgspec.Struct, frozen=True):
+    ticket: int
+    prompt: UserMessage
+    contexts: tuple[UserMessage, ...] = ()
+
+
+class Blocked(msgspec.Struct, frozen=True):
+    ticket: int
+    reason: str
+
+
+class Inject(msgspec.Struct, frozen=True):
+    ref: int
+    message: UserMessage
+
+
+class Steer(msgspec.Struct, frozen=True):
+    ref: int
+    steering: Steering
+
+
+class ModelDone(msgspec.Struct, frozen=True):
+    ticket: int
+    message_id: str
+    parts: tuple[AssistantPart, ...]
+    stop: ModelStop = ModelStop.END_TURN
+
+
+class ModelFailed(msgspec.Struct, frozen=True):
+    ticket: int
+    message_id: str
+    parts: tuple[AssistantPart, ...]
+    error: str
+
+
+class ToolDone(msgspec.Struct, frozen=True):
+    ticket: int
+    content: list[ContentBlock]
+    is_error: bool
+    contexts: tuple[UserMessage, ...] = ()
+    cancelled: bool = False
+
+
+class Cancel(msgspec.Struct, frozen=True):
+    pass
+
+
+Input = Submit | Admitted | Blocked | Inject | Steer | ModelDone | ModelFailed | ToolDone | Cancel
+
+# -- effects ----------------------------------------------------------------------------------
+
+
+class Append(msgspec.Struct, frozen=True):
+    event: Event
+
+
+class Commit(msgspec.Struct, frozen=True):
+    """A durability barrier: make every appended event durable before the next effect."""
+
+
+class CommitInBackground(msgspec.Struct, frozen=True):
+    """Start a flush without waiting for it (idle injection); quiescence waits for it."""
+
+
+class StartAdmission(msgspec.Struct, frozen=True):
+    ticket: int
+    prompt: Prompt
+
+
+class StartModelRequest(msgspec.Struct, frozen=True):
+    ticket: int
+    turn: int
+    step: int
+
+
+class StartTool(msgspec.Struct, frozen=True):
+    ticket: int
+    turn: int
+    step: int
+    call: ToolCallPart
+
+
+class Abort(msgspec.Struct, frozen=True):
+    ticket: int
+
+
+class Finished(msgspec.Struct, frozen=True):
+    stop: StopReason
+
+
+class Refused(msgspec.Struct, frozen=True):
+    reason: str
+
+
+class Failed(msgspec.Struct, frozen=True):
+    message: str
+
+
+Outcome = Finished | Refused | Failed
+
+
+class Resolve(msgspec.Struct, frozen=True):
+    ref: int
+    outcome: Outcome
+
+
+class Placed(msgspec.Struct, frozen=True):
+    ref: int
+    placement: Placement
+
+
+Effect = (
+    Append
+    | Commit
+    | CommitInBackground
+    | StartAdmission
+    | StartModelRequest
+    | StartTool
+    | Abort
+    | Resolve
+    | Placed
+)
+
+# -- state ----------------------------------------------------------------------------------
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class State:
+    phase: Phase = Phase.IDLE
+    turn: int = 0
+    step: int = 0
+    ticket: int = 0
+    active: Prompt | None = None
+    queue: tuple[Prompt, ...] = ()
+    outbox: tuple[OutboxItem, ...] = ()
+    batch: tuple[ToolCallPart, ...] = ()
+    batch_index: int = 0
+    cancelling: bool = False
+    max_steps: int = 64
+
+    @property
+    def turn_open(self) -> bool:
+        return self.phase in (Phase.REQUESTING, Phase.RUNNING_TOOLS)
+
+
+class IllegalInput(Exception):
+    def __init__(self, phase: Phase, input_: Input) -> None:
+        super().__init__(f"illegal input {type(input_).__name__} in phase {phase}")
+        self.phase = phase
+        self.input = input_
+
+
+Result = tuple[State, list[Effect]]
+Transition = Callable[[State, Input], Result]
+
+CANCELLED_TOOL_TEXT: Final = "cancelled: the turn was cancelled before this tool ran"
+
+
+def _replace(state: State, **changes: object) -> State:
+    return dataclasses.replace(state, **changes)  # type: ignore[arg-type]
+
+
+# -- building blocks ------------------------------------------------------------------------
+
+
+def _begin_step(state: State, effects: list[Effect]) -> Result:
+    if state.step >= state.max_steps:
+        return _end_turn(state, effects, TurnEndKind.MAX_TURN_REQUESTS)
+    step, ticket = state.step + 1, state.ticket + 1
+    effects += [
+        Append(StepStart(turn=state.turn, step=step)),
+        Commit(),
+        StartModelRequest(ticket=ticket, turn=state.turn, step=step),
+    ]
+    new = _replace(state, phase=Phase.REQUESTING, step=step, ticket=ticket, batch=(), batch_index=0)
+    return new, effects
+
+
+def _drain(state: State, effects: list[Effect]) -> State:
+    for item in state.outbox:
+        if isinstance(item, Steering):
+            event: Event = SteeringMessage(
+                turn=state.turn, id=item.id, content=item.content, source=item.source
+            )
+        else:
+            event = item
+        effects.append(Append(event))
+    return _replace(state, outbox=())
+
+
+_STOP_FOR: Final[dict[TurnEndKind, StopReason]] = {
+    TurnEndKind.COMPLETED: StopReason.END_TURN,
+    TurnEndKind.CANCELLED: StopReason.CANCELLED,
+    TurnEndKind.MAX_TOKENS: StopReason.MAX_TOKENS,
+    TurnEndKind.MAX_TURN_REQUESTS: StopReason.MAX_TURN_REQUESTS,
+}
+
+
+def _end_turn(
+    state: State, effects: list[Effect], kind: TurnEndKind, error: str | None = None
+) -> Result:
+    state = _drain(state, effects)
+    effects += [Append(TurnEnd(turn=state.turn, reason=TurnEndReason(kind, error))), Commit()]
+    if state.active is not None and state.active.ref is not None:
+        outcome: Outcome = Failed(error or kind) if error is not None else Finished(_STOP_FOR[kind])
+        effects.append(Resolve(state.active.ref, outcome))
+    idle = _replace(state, phase=Phase.IDLE, step=0, active=None, batch=(), cancelling=False)
+    return _admit_next(idle, effects)
+
+
+def _admit_next(state: State, effects: list[Effect]) -> Result:
+    if not state.queue:
+        return state, effects
+    head, rest = state.queue[0], state.queue[1:]
+    ticket = state.ticket + 1
+    effects.append(StartAdmission(ticket=ticket, prompt=head))
+    return _replace(state, phase=Phase.ADMITTING, active=head, queue=rest, ticket=ticket), effects
+
+
+def _close_step(state: State, effects: list[Effect]) -> None:
+    effects.append(Append(StepEnd(turn=state.turn, step=state.step)))
+
+
+def _resolve_all(prompts: tuple[Prompt, ...], outcome: Outcome, effects: list[Effect]) -> None:
+    effects.extend(Resolve(p.ref, outcome) for p in prompts if p.ref is not None)
+
+
+# -- transitions ----------------------------------------------------------------------------
+
+
+def _submit_idle(state: State, input_: Input) -> Result:
+    assert isinstance(input_, Submit)
+    return _admit_next(_replace(state, queue=(input_.prompt,)), [])
+
+
+def _submit_queue(state: State, input_: Input) -> Result:
+    assert isinstance(input_, Submit)
+    return _replace(state, queue=(*state.queue, input_.prompt)), []
+
+
+def _admitted(state: State, input_: Input) -> Result:
+    assert isinstance(input_, Admitted)
+    turn = state.turn + 1
+    effects: list[Effect] = [Append(TurnStart(turn=turn)), Append(input_.prompt)]
+    effects += [Append(context) for context in input_.contexts]
+    return _begin_step(_replace(state, turn=turn, step=0), effects)
+
+
+def _blocked(state: State, input_: Input) -> Result:
+    assert isinstance(input_, Blocked)
+    effects: list[Effect] = []
+    _resolve_all((state.active,) if state.active else (), Refused(input_.reason), effects)
+    return _admit_next(_replace(state, phase=Phase.IDLE, active=None), effects)
+
+
+def _inject_append(state: State, input_: Input) -> Result:
+    assert isinstance(input_, Inject)
+    effects: list[Effect] = [
+        Append(input_.message),
+        CommitInBackground(),
+        Placed(input_.ref, Placement.APPENDED),
+    ]
+    return state, effects
+
+
+def _inject_stage(state: State, input_: Input) -> Result:
+    assert isinstance(input_, Inject)
+    staged = _replace(state, outbox=(*state.outbox, input_.message))
+    return staged, [Placed(input_.ref, Placement.STAGED)]
+
+
+def _steer_stage(state: State, input_: Input) -> Result:
+    assert isinstance(input_, Steer)
+    staged = _replace(state, outbox=(*state.outbox, input_.steering))
+    return staged, [Placed(input_.ref, Placement.STEERED)]
+
+
+def _steer_new_turn(state: State, input_: Input) -> Result:
+    assert isinstance(input_, Steer)
+    placed: list[Effect] = [Placed(input_.ref, Placement.STARTED_NEW_TURN)]
+    new, effects = (_submit_idle if state.phase is Phase.IDLE else _submit_queue)(
+        state, Submit(Prompt(ref=None, content=input_.steering.content))
+    )
+    return new, placed + effects
+
+
+def _model_done(state: State, input_: Input) -> Result:
+    assert isinstance(input_, ModelDone)
+    cancelled = state.cancelling or input_.stop is ModelStop.CANCELLED
+    parts = tuple(p for p in input_.parts if not (cancelled and isinstance(p, ToolCallPart)))
+    effects: list[Effect] = []
+    if parts:
+        message = AssistantMessage(state.turn, state.step, input_.message_id, list(parts))
+        effects.append(Append(message))
+    calls = tuple(p for p in parts if isinstance(p, ToolCallPart))
+    if cancelled:
+        _close_step(state, effects)
+        return _end_turn(state, effects, TurnEndKind.CANCELLED)
+    if calls:
+        return _start_batch(state, calls, effects)
+    _close_step(state, effects)
+    if any(isinstance(item, Steering) for item in state.outbox):
+        return _begin_step(_drain(state, effects), effects)
+    end = TurnEndKind.MAX_TOKENS if input_.stop is ModelStop.MAX_TOKENS else TurnEndKind.COMPLETED
+    return _end_turn(state, effects, end)
+
+
+def _start_batch(state: State, calls: tuple[ToolCallPart, ...], effects: list[Effect]) -> Result:
+    effects += [
+        Append(ToolCall(state.turn, state.step, call.id, call.name, call.arguments))
+        for call in calls
+    ]
+    ticket = state.ticket + 1
+    effects += [Commit(), StartTool(ticket, state.turn, state.step, calls[0])]
+    new = _replace(state, phase=Phase.RUNNING_TOOLS, batch=calls, batch_index=0, ticket=ticket)
+    return new, effects
+
+
+def _model_failed(state: State, input_: Input) -> Result:
+    assert isinstance(input_, ModelFailed)
+    effects: list[Effect] = []
+    parts: list[AssistantPart] = [p for p in input_.parts if not isinstance(p, ToolCallPart)]
+    if parts:
+        effects.append(Append(AssistantMessage(state.turn, state.step, input_.message_id, parts)))
+    if state.cancelling:
+        _close_step(state, effects)
+        return _end_turn(state, effects, TurnEndKind.CANCELLED)
+    error = AgentError(turn=state.turn, step=state.step, error=ErrorInfo(message=input_.error))
+    effects.append(Append(error))
+    _close_step(state, effects)
+    return _end_turn(state, effects, TurnEndKind.ERROR, input_.error)
+
+
+def _tool_done(state: State, input_: Input) -> Result:
+    assert isinstance(input_, ToolDone)
+    call = state.batch[state.batch_index]
+    result = ToolResult(state.turn, state.step, call.id, input_.content, input_.is_error)
+    effects: list[Effect] = [Append(result)]
+    state = _replace(state, outbox=(*state.outbox, *input_.contexts))
+    if state.cancelling or input_.cancelled:
+        cancelled: list[ContentBlock] = [TextContent(text=CANCELLED_TOOL_TEXT)]
+        for rest in state.batch[state.batch_index + 1 :]:
+            effects.append(Append(ToolResult(state.turn, state.step, rest.id, cancelled, True)))
+        _close_step(state, effects)
+        return _end_turn(state, effects, TurnEndKind.CANCELLED)
+    index = state.batch_index + 1
+    if index < len(state.batch):
+        ticket = state.ticket + 1
+        effects.append(StartTool(ticket, state.turn, state.step, state.batch[index]))
+        return _replace(state, batch_index=index, ticket=ticket), effects
+    _close_step(state, effects)
+    return _begin_step(_drain(state, effects), effects)
+
+
+def _cancel_noop(state: State, input_: Input) -> Result:
+    return state, []
+
+
+def _cancel_admission(state: State, input_: Input) -> Result:
+    effects: list[Effect] = [Abort(state.ticket)]
+    _resolve_all((state.active,) if state.active else (), Finished(StopReason.CANCELLED), effects)
+    _resolve_all(state.queue, Finished(StopReason.CANCELLED), effects)
+    idle = _replace(state, phase=Phase.IDLE, active=None, queue=(), ticket=state.ticket + 1)
+    return idle, effects
+
+
+def _cancel_turn(state: State, input_: Input) -> Result:
+    if state.cancelling:
+        return state, []
+    effects: list[Effect] = [Abort(state.ticket)]
+    _resolve_all(state.queue, Finished(StopReason.CANCELLED), effects)
+    return _replace(state, cancelling=True, queue=()), effects
+
+
+# -- the table --------------------------------------------------------------------------------
+
+_IDLE, _ADMITTING = Phase.IDLE, Phase.ADMITTING
+_REQUESTING, _TOOLS = Phase.REQUESTING, Phase.RUNNING_TOOLS
+
+_TABLE: Final[dict[tuple[Phase, type[Input]], Transition]] = {
+    (_IDLE, Submit): _submit_idle,
+    (_ADMITTING, Submit): _submit_queue,
+    (_REQUESTING, Submit): _submit_queue,
+    (_TOOLS, Submit): _submit_queue,
+    (_ADMITTING, Admitted): _admitted,
+    (_ADMITTING, Blocked): _blocked,
+    (_IDLE, Inject): _inject_append,
+    (_ADMITTING, Inject): _inject_append,
+    (_REQUESTING, Inject): _inject_stage,
+    (_TOOLS, Inject): _inject_stage,
+    (_IDLE, Steer): _steer_new_turn,
+    (_ADMITTING, Steer): _steer_new_turn,
+    (_REQUESTING, Steer): _steer_stage,
+    (_TOOLS, Steer): _steer_stage,
+    (_REQUESTING, ModelDone): _model_done,
+    (_REQUESTING, ModelFailed): _model_failed,
+    (_TOOLS, ToolDone): _tool_done,
+    (_IDLE, Cancel): _cancel_noop,
+    (_ADMITTING, Cancel): _cancel_admission,
+    (_REQUESTING, Cancel): _cancel_turn,
+    (_TOOLS, Cancel): _cancel_turn,
+}
+
+_WORKER_RESULTS: Final = (Admitted, Blocked, ModelDone, ModelFailed, ToolDone)
+
+
+def is_stale(state: State, input_: Input) -> bool:
+    """A worker result whose work was aborted (its ticket is no longer current)."""
+    return isinstance(input_, _WORKER_RESULTS) and input_.ticket != state.ticket
+
+
+def transition(state: State, input_: Input) -> Result:
+    """The whole machine: the next state and the effects to execute, in order."""
+    if is_stale(state, input_):
+        return state, []
+    handler = _TABLE.get((state.phase, type(input_)))
+    if handler is None:
+        raise IllegalInput(state.phase, input_)
+    return handler(state, input_)
+
+
+class TurnMachine:
+    """Holds the current state; ``feed`` is the only way to change it."""
+
+    def __init__(self, state: State | None = None) -> None:
+        self.state = state or State()
+
+    def feed(self, input_: Input) -> list[Effect]:
+        self.state, effects = transition(self.state, input_)
+        return effects

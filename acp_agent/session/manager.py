@@ -1,0 +1,94 @@
+"""The session registry: creates session actors, finds them, and shuts them all down.
+
+Each session owns a journal directory ``<state-dir>/sessions/<id>/`` and a ``JournalWriter``
+holding its lock. Actors run in the manager's task group, so they live as long as the server.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import anyio
+import structlog
+from anyio.abc import TaskGroup
+
+from acp_agent.content import JsonObject
+from acp_agent.errors import InvalidParams, ResourceNotFound
+from acp_agent.journal.events import SessionHeader
+from acp_agent.journal.paths import InvalidSessionId, session_dir, validate_session_id
+from acp_agent.journal.writer import JournalWriter
+from acp_agent.session.actor import SessionActor, SessionDeps, SessionObserver, new_id, now_ms
+
+log = structlog.get_logger("acp_agent.sessions")
+
+DepsFactory = Callable[[SessionHeader], SessionDeps]
+ObserverFactory = Callable[[SessionHeader, SessionDeps], SessionObserver]
+
+
+class SessionManager:
+    def __init__(
+        self,
+        state_dir: Path,
+        tg: TaskGroup,
+        deps_factory: DepsFactory,
+        observer_factory: ObserverFactory,
+    ) -> None:
+        self.state_dir = state_dir
+        self._tg = tg
+        self._deps_factory = deps_factory
+        self._observer_factory = observer_factory
+        self._sessions: dict[str, SessionActor] = {}
+
+    def get(self, session_id: str) -> SessionActor:
+        actor = self._sessions.get(session_id)
+        if actor is None:
+            raise ResourceNotFound(f"unknown session {session_id!r}", {"sessionId": session_id})
+        return actor
+
+    def find(self, session_id: str) -> SessionActor | None:
+        return self._sessions.get(session_id)
+
+    @property
+    def sessions(self) -> list[SessionActor]:
+        return list(self._sessions.values())
+
+    async def create(
+        self, cwd: str, session_id: str | None = None, mcp_servers: list[JsonObject] | None = None
+    ) -> SessionActor:
+        sid = session_id if session_id is not None else new_id()
+        try:
+            validate_session_id(sid)
+        except InvalidSessionId as exc:
+            raise InvalidParams(str(exc), {"path": "$._meta.acp_agent.sessionId"}) from exc
+        directory = session_dir(self.state_dir, sid)
+        if sid in self._sessions or directory.exists():
+            raise InvalidParams(f"session id {sid!r} is already in use", {"sessionId": sid})
+        header = SessionHeader(id=sid, created_at=now_ms(), cwd=cwd, mcp_servers=mcp_servers)
+        writer = await JournalWriter.create(directory, header)
+        return await self._start(header, writer)
+
+    async def _start(self, header: SessionHeader, writer: JournalWriter) -> SessionActor:
+        deps = self._deps_factory(header)
+        actor = SessionActor(header, writer, [], deps, self._observer_factory(header, deps))
+        await self._tg.start(actor.run)
+        self._sessions[header.id] = actor
+        log.info("session_started", session_id=header.id, cwd=header.cwd)
+        return actor
+
+    async def cancel_all(self) -> None:
+        for actor in self.sessions:
+            await actor.cancel()
+
+    async def close_all(self) -> None:
+        """Wait for every session to be quiet, flush and close its journal."""
+        for actor in self.sessions:
+            await self._close(actor)
+
+    async def _close(self, actor: SessionActor) -> None:
+        await actor.when_idle()
+        await actor.stop()
+        with anyio.CancelScope(shield=True):
+            await actor.writer.close()
+        self._sessions.pop(actor.id, None)
+        log.info("session_closed", session_id=actor.id)

@@ -1,0 +1,93 @@
+"""The tool seam: what a tool declares to the model and to the client, and how it runs.
+
+A tool gets its decoded arguments and a ``ToolContext`` (session roots, the client's file
+system when the client advertised one). It answers with content blocks and an error flag; a
+tool *failure* is a result with ``is_error=True`` that the model sees, not an exception.
+Raising ``ToolError`` is the short way to produce such a result.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import StrEnum
+from pathlib import Path
+from typing import Protocol
+
+import msgspec
+
+from acp_agent.content import ContentBlock, TextContent
+
+
+class ToolKind(StrEnum):
+    """ACP ``ToolKind``."""
+
+    READ = "read"
+    EDIT = "edit"
+    DELETE = "delete"
+    MOVE = "move"
+    SEARCH = "search"
+    EXECUTE = "execute"
+    THINK = "think"
+    FETCH = "fetch"
+    OTHER = "other"
+
+
+class Location(msgspec.Struct, frozen=True, omit_defaults=True):
+    path: str
+    line: int | None = None
+
+
+class ClientFs(Protocol):
+    """The client's file system (``fs/*``), present only when the client advertised it."""
+
+    async def read_text_file(
+        self, path: str, line: int | None = None, limit: int | None = None
+    ) -> str: ...
+
+
+@dataclass(frozen=True)
+class ToolContext:
+    session_id: str
+    cwd: Path
+    fs: ClientFs | None = None
+    roots: tuple[Path, ...] = field(default=())
+
+    def all_roots(self) -> tuple[Path, ...]:
+        return (self.cwd, *self.roots)
+
+
+class ToolOutput(msgspec.Struct, frozen=True):
+    content: list[ContentBlock]
+    is_error: bool = False
+
+
+class ToolError(Exception):
+    """A failure the model should see as an error result."""
+
+    def output(self) -> ToolOutput:
+        return ToolOutput([TextContent(text=str(self))], is_error=True)
+
+
+class Tool(Protocol):
+    name: str
+    description: str
+    kind: ToolKind
+    parameters: dict[str, object]
+
+    def title(self, arguments: dict[str, object]) -> str: ...
+
+    def locations(self, arguments: dict[str, object], ctx: ToolContext) -> list[Location]: ...
+
+    async def run(self, arguments: dict[str, object], ctx: ToolContext) -> ToolOutput: ...
+
+
+def confine(path_text: str, ctx: ToolContext) -> Path:
+    """Resolve a tool path against the session cwd and refuse anything outside the roots."""
+    candidate = Path(path_text)
+    resolved = (
+        (ctx.cwd / candidate).resolve() if not candidate.is_absolute() else candidate.resolve()
+    )
+    for root in ctx.all_roots():
+        if resolved == root.resolve() or resolved.is_relative_to(root.resolve()):
+            return resolved
+    raise ToolError(f"path {path_text!r} is outside the session roots")
