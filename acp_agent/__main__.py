@@ -1,0 +1,3 @@
+from acp_agent.cli import main
+
+raise SystemExit(main())

@@ -1,0 +1,88 @@
+"""A session's view of its ACP client: updates out, ``fs/*`` requests out.
+
+``AcpObserver`` implements the session layer's ``SessionObserver`` by projecting what happens
+(``projection.py``) into ``session/update`` notifications; journal flush failures go out as the
+``_acp_agent/journal_error`` notification. ``AcpClientFs`` is the client's file system, handed to
+tools only when the client advertised ``fs.readTextFile``.
+"""
+
+from __future__ import annotations
+
+import msgspec
+import structlog
+
+from acp_agent.acp import projection
+from acp_agent.acp.schema import (
+    ClientCapabilities,
+    ReadTextFileParams,
+    ReadTextFileResult,
+    SessionNotification,
+    SessionUpdate,
+)
+from acp_agent.journal.events import Entry, SessionHeader, ToolCallPart
+from acp_agent.transport.connection import Connection
+
+log = structlog.get_logger("acp_agent.acp")
+
+
+class JournalErrorParams(msgspec.Struct, frozen=True, rename="camel"):
+    session_id: str
+    error: str
+    unflushed: int
+
+
+class AcpObserver:
+    def __init__(self, conn: Connection, session_id: str, catalog: projection.ToolCatalog) -> None:
+        self.conn = conn
+        self.session_id = session_id
+        self.catalog = catalog
+
+    async def _update(self, update: SessionUpdate) -> None:
+        await self.conn.notify("session/update", SessionNotification(self.session_id, update))
+
+    async def appended(self, entry: Entry) -> None:
+        for update in projection.project(entry, self.catalog, live=True):
+            await self._update(update)
+
+    async def text_delta(self, message_id: str, text: str) -> None:
+        await self._update(projection.text_chunk(message_id, text))
+
+    async def thought_delta(self, message_id: str, text: str) -> None:
+        await self._update(projection.thought_chunk(message_id, text))
+
+    async def tool_started(self, call: ToolCallPart) -> None:
+        await self._update(projection.tool_in_progress(call.id))
+
+    async def journal_error(self, error: str, unflushed: int) -> None:
+        params = JournalErrorParams(self.session_id, error, unflushed)
+        await self.conn.notify("_acp_agent/journal_error", params)
+
+    class Factory:
+        """Builds per-session observers and client file systems for one connection."""
+
+        conn: Connection
+        """Set by the app once the connection exists."""
+
+        def __init__(self) -> None:
+            self.client_capabilities = ClientCapabilities()
+
+        def observer(self, header: SessionHeader, catalog: projection.ToolCatalog) -> AcpObserver:
+            return AcpObserver(self.conn, header.id, catalog)
+
+        def client_fs(self, session_id: str) -> AcpClientFs | None:
+            if not self.client_capabilities.fs.read_text_file:
+                return None
+            return AcpClientFs(self.conn, session_id)
+
+
+class AcpClientFs:
+    def __init__(self, conn: Connection, session_id: str) -> None:
+        self.conn = conn
+        self.session_id = session_id
+
+    async def read_text_file(
+        self, path: str, line: int | None = None, limit: int | None = None
+    ) -> str:
+        params = ReadTextFileParams(self.session_id, path, line, limit)
+        result = await self.conn.request("fs/read_text_file", params, ReadTextFileResult)
+        return result.content

@@ -1,0 +1,111 @@
+"""The one translator from session history to ACP ``session/update`` payloads.
+
+Live streaming and ``session/load`` replay both go through ``project``, so the two can never
+disagree about how an event looks on the wire. The only difference is ``live``: while a turn
+runs, assistant text arrives as streamed deltas (``text_chunk`` / ``thought_chunk``) instead of
+from the finished ``assistant/message``, and direct prompts are not echoed back to the client
+that sent them. Every ``user/message`` whose source is not ``user`` is reported live, one
+``user_message_chunk`` per content block, tagged with ``_meta.acp_agent.source``.
+"""
+
+from __future__ import annotations
+
+from typing import Protocol
+
+from acp_agent.acp.schema import (
+    AgentMessageChunk,
+    AgentThoughtChunk,
+    SessionUpdate,
+    ToolCallContentItem,
+    ToolCallLocation,
+    ToolCallProgress,
+    ToolCallStart,
+    UserMessageChunk,
+)
+from acp_agent.content import ContentBlock, TextContent
+from acp_agent.journal.events import (
+    AssistantMessage,
+    Entry,
+    Source,
+    SourceKind,
+    SteeringMessage,
+    TextPart,
+    ThoughtPart,
+    ToolCall,
+    ToolResult,
+    UserMessage,
+    source_kind,
+)
+
+
+class ToolCatalog(Protocol):
+    """What the projection needs to know about a tool to present a call."""
+
+    def present(self, name: str, arguments: dict[str, object]) -> tuple[str, str, list[str]]:
+        """(title, ACP kind, location paths)"""
+        ...
+
+
+def source_meta(src: Source) -> dict[str, object]:
+    return {"acp_agent": {"source": src}}
+
+
+def user_chunks(message_id: str, content: list[ContentBlock], src: Source) -> list[SessionUpdate]:
+    meta = source_meta(src)
+    return [UserMessageChunk(block, message_id, meta) for block in content]
+
+
+def text_chunk(message_id: str, text: str) -> SessionUpdate:
+    return AgentMessageChunk(TextContent(text=text), message_id)
+
+
+def thought_chunk(message_id: str, text: str) -> SessionUpdate:
+    return AgentThoughtChunk(TextContent(text=text), message_id)
+
+
+def tool_in_progress(call_id: str) -> SessionUpdate:
+    return ToolCallProgress(call_id, status="in_progress")
+
+
+def _tool_call(event: ToolCall, catalog: ToolCatalog) -> SessionUpdate:
+    title, kind, paths = catalog.present(event.name, event.arguments)
+    locations = [ToolCallLocation(path) for path in paths] or None
+    return ToolCallStart(
+        event.call_id, title, kind, "pending", locations=locations, raw_input=event.arguments
+    )
+
+
+def _tool_result(event: ToolResult) -> SessionUpdate:
+    content = [ToolCallContentItem(block) for block in event.content]
+    status = "failed" if event.is_error else "completed"
+    return ToolCallProgress(event.call_id, status=status, content=content)
+
+
+def _assistant(event: AssistantMessage) -> list[SessionUpdate]:
+    updates: list[SessionUpdate] = []
+    for part in event.content:
+        if isinstance(part, TextPart):
+            updates.append(text_chunk(event.id, part.text))
+        elif isinstance(part, ThoughtPart):
+            updates.append(thought_chunk(event.id, part.text))
+    return updates
+
+
+def project(entry: Entry, catalog: ToolCatalog, *, live: bool) -> list[SessionUpdate]:
+    match entry.event:
+        case UserMessage(id=message_id, content=content, source=src):
+            if live and source_kind(src) == SourceKind.USER:
+                return []
+            return user_chunks(message_id, content, src)
+        case SteeringMessage(id=message_id, content=content, source=src):
+            if live and source_kind(src) == SourceKind.USER:
+                return []
+            return user_chunks(message_id, content, src)
+        case AssistantMessage() as event:
+            return [] if live else _assistant(event)
+        case ToolCall() as event:
+            return [_tool_call(event, catalog)]
+        case ToolResult() as event:
+            return [_tool_result(event)]
+        case _:
+            return []

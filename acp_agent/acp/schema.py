@@ -1,0 +1,213 @@
+"""ACP v1 wire types this agent reads and writes (a typed subset of the official schema).
+
+Field names are the wire's camelCase (``rename="camel"``); ``_meta`` is ``meta`` here. Every
+frame these types produce is validated against the official JSON schema in the test suite.
+Custom data only ever goes into ``_meta`` (``acp_agent`` key), never into new root fields.
+"""
+
+from __future__ import annotations
+
+import msgspec
+
+from acp_agent.content import ContentBlock, JsonObject
+
+PROTOCOL_VERSION = 1
+
+
+class _Wire(msgspec.Struct, frozen=True, rename="camel", omit_defaults=True):
+    pass
+
+
+def _meta() -> JsonObject | None:
+    return msgspec.field(default=None, name="_meta")
+
+
+# -- initialize -------------------------------------------------------------------------------
+
+
+class FileSystemCapabilities(_Wire, frozen=True):
+    read_text_file: bool = False
+    write_text_file: bool = False
+
+
+class ClientCapabilities(_Wire, frozen=True):
+    fs: FileSystemCapabilities = FileSystemCapabilities()
+    terminal: bool = False
+    meta: JsonObject | None = _meta()
+
+
+class Implementation(_Wire, frozen=True):
+    name: str
+    version: str
+    title: str | None = None
+
+
+class InitializeParams(_Wire, frozen=True):
+    protocol_version: int | str | None = None
+    client_capabilities: ClientCapabilities = ClientCapabilities()
+    client_info: Implementation | None = None
+    meta: JsonObject | None = _meta()
+
+
+class PromptCapabilities(_Wire, frozen=True):
+    image: bool = False
+    audio: bool = False
+    embedded_context: bool = False
+
+
+class McpCapabilities(_Wire, frozen=True):
+    http: bool = False
+    sse: bool = False
+
+
+class Empty(_Wire, frozen=True):
+    pass
+
+
+class SessionCapabilities(_Wire, frozen=True):
+    list_: Empty | None = msgspec.field(default=None, name="list")
+    resume: Empty | None = None
+    close: Empty | None = None
+
+
+class AgentCapabilities(_Wire, frozen=True):
+    load_session: bool = False
+    prompt_capabilities: PromptCapabilities = PromptCapabilities()
+    mcp_capabilities: McpCapabilities = McpCapabilities()
+    session_capabilities: SessionCapabilities = SessionCapabilities()
+    meta: JsonObject | None = _meta()
+
+
+class AuthMethod(_Wire, frozen=True):
+    id: str
+    name: str
+    description: str | None = None
+
+
+class InitializeResult(_Wire, frozen=True):
+    protocol_version: int
+    agent_capabilities: AgentCapabilities
+    agent_info: Implementation
+    auth_methods: list[AuthMethod] = msgspec.field(default_factory=list)
+
+
+class AuthenticateParams(_Wire, frozen=True):
+    method_id: str
+    meta: JsonObject | None = _meta()
+
+
+# -- sessions ---------------------------------------------------------------------------------
+
+
+class NewSessionMeta(_Wire, frozen=True):
+    acp_agent: SessionRequestMeta | None = msgspec.field(default=None, name="acp_agent")
+
+
+class SessionRequestMeta(_Wire, frozen=True):
+    session_id: str | None = None
+
+
+class NewSessionParams(_Wire, frozen=True):
+    cwd: str
+    mcp_servers: list[JsonObject] = msgspec.field(default_factory=list)
+    additional_directories: list[str] = msgspec.field(default_factory=list)
+    meta: NewSessionMeta | None = msgspec.field(default=None, name="_meta")
+
+
+class NewSessionResult(_Wire, frozen=True):
+    session_id: str
+
+
+class PromptParams(_Wire, frozen=True):
+    session_id: str
+    prompt: list[ContentBlock]
+    message_id: str | None = None
+    meta: JsonObject | None = _meta()
+
+
+class PromptResult(_Wire, frozen=True):
+    stop_reason: str
+    meta: JsonObject | None = _meta()
+
+
+class SessionIdParams(_Wire, frozen=True):
+    session_id: str
+    meta: JsonObject | None = _meta()
+
+
+# -- agent -> client ----------------------------------------------------------------------------
+
+
+class ReadTextFileParams(_Wire, frozen=True):
+    session_id: str
+    path: str
+    line: int | None = None
+    limit: int | None = None
+
+
+class ReadTextFileResult(_Wire, frozen=True):
+    content: str
+
+
+# -- session/update -----------------------------------------------------------------------------
+
+
+class _Update(
+    msgspec.Struct, frozen=True, rename="camel", omit_defaults=True, tag_field="sessionUpdate"
+):
+    pass
+
+
+class UserMessageChunk(_Update, frozen=True, tag="user_message_chunk"):
+    content: ContentBlock
+    message_id: str | None = None
+    meta: JsonObject | None = _meta()
+
+
+class AgentMessageChunk(_Update, frozen=True, tag="agent_message_chunk"):
+    content: ContentBlock
+    message_id: str | None = None
+    meta: JsonObject | None = _meta()
+
+
+class AgentThoughtChunk(_Update, frozen=True, tag="agent_thought_chunk"):
+    content: ContentBlock
+    message_id: str | None = None
+    meta: JsonObject | None = _meta()
+
+
+class ToolCallContentItem(msgspec.Struct, frozen=True, tag="content", tag_field="type"):
+    content: ContentBlock
+
+
+class ToolCallLocation(_Wire, frozen=True):
+    path: str
+    line: int | None = None
+
+
+class ToolCallStart(_Update, frozen=True, tag="tool_call"):
+    tool_call_id: str
+    title: str
+    kind: str = "other"
+    status: str = "pending"
+    content: list[ToolCallContentItem] | None = None
+    locations: list[ToolCallLocation] | None = None
+    raw_input: JsonObject | None = None
+    meta: JsonObject | None = _meta()
+
+
+class ToolCallProgress(_Update, frozen=True, tag="tool_call_update"):
+    tool_call_id: str
+    status: str | None = None
+    content: list[ToolCallContentItem] | None = None
+    meta: JsonObject | None = _meta()
+
+
+SessionUpdate = (
+    UserMessageChunk | AgentMessageChunk | AgentThoughtChunk | ToolCallStart | ToolCallProgress
+)
+
+
+class SessionNotification(_Wire, frozen=True):
+    session_id: str
+    update: SessionUpdate

@@ -1,0 +1,145 @@
+"""The ACP router: the only place that knows method names.
+
+Each handler decodes its ``params`` once into a typed struct (``decode_params`` turns a shape
+mismatch into -32602 naming the path), talks to the session layer, and returns a typed result.
+``session/prompt`` returns a ``Deferred``: the dispatcher keeps reading (so ``session/cancel``
+gets through) and answers when the prompt's own turn ends.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Awaitable, Callable
+from typing import Any, TypeVar
+
+import msgspec
+import structlog
+
+from acp_agent import __version__
+from acp_agent.acp.observer import AcpObserver
+from acp_agent.acp.schema import (
+    PROTOCOL_VERSION,
+    AgentCapabilities,
+    AuthenticateParams,
+    ClientCapabilities,
+    Implementation,
+    InitializeParams,
+    InitializeResult,
+    NewSessionParams,
+    NewSessionResult,
+    PromptCapabilities,
+    PromptParams,
+    PromptResult,
+    SessionIdParams,
+)
+from acp_agent.errors import InternalError, InvalidParams, decode_params
+from acp_agent.session.actor import Reply
+from acp_agent.session.machine import Failed, Finished, Outcome, Refused
+from acp_agent.session.manager import SessionManager
+from acp_agent.transport.connection import Deferred, NotificationHandler, RequestHandler
+
+log = structlog.get_logger("acp_agent.acp")
+
+P = TypeVar("P")
+
+AGENT_NAME = "acp-agent"
+
+
+def _typed(type_: type[P], fn: Callable[[P], Awaitable[object]]) -> RequestHandler:
+    decoder = msgspec.json.Decoder(type_)
+
+    async def handler(raw: msgspec.Raw | None) -> object:
+        return await fn(decode_params(raw or b"{}", type_, decoder))
+
+    return handler
+
+
+def _typed_notification(type_: type[P], fn: Callable[[P], Awaitable[None]]) -> NotificationHandler:
+    decoder = msgspec.json.Decoder(type_)
+
+    async def handler(raw: msgspec.Raw | None) -> None:
+        await fn(decode_params(raw or b"{}", type_, decoder))
+
+    return handler
+
+
+def outcome_result(outcome: Outcome) -> PromptResult:
+    match outcome:
+        case Finished(stop=stop):
+            return PromptResult(stop_reason=str(stop))
+        case Refused(reason=reason):
+            meta: dict[str, object] = {"acp_agent": {"blocked": True, "reason": reason}}
+            return PromptResult(stop_reason="refusal", meta=meta)
+        case Failed(message=message):
+            raise InternalError(message, {"reason": "turn_failed"})
+
+
+class AgentServer:
+    """Routes ACP methods to the session layer. Holds what ``initialize`` negotiated."""
+
+    sessions: SessionManager
+    """Set by the app once the session manager exists (it needs the connection first)."""
+
+    def __init__(self, observers: AcpObserver.Factory) -> None:
+        self.observers = observers
+        self.client_capabilities = ClientCapabilities()
+        self._requests: dict[str, RequestHandler] = {
+            "initialize": _typed(InitializeParams, self.initialize),
+            "authenticate": _typed(AuthenticateParams, self.authenticate),
+            "session/new": _typed(NewSessionParams, self.new_session),
+            "session/prompt": _typed(PromptParams, self.prompt),
+        }
+        self._notifications: dict[str, NotificationHandler] = {
+            "session/cancel": _typed_notification(SessionIdParams, self.cancel),
+        }
+
+    # -- Router protocol ----------------------------------------------------------------------
+
+    def request_handler(self, method: str) -> RequestHandler | None:
+        return self._requests.get(method)
+
+    def notification_handler(self, method: str) -> NotificationHandler | None:
+        return self._notifications.get(method)
+
+    # -- handlers -------------------------------------------------------------------------------
+
+    async def initialize(self, params: InitializeParams) -> InitializeResult:
+        self.client_capabilities = params.client_capabilities
+        self.observers.client_capabilities = params.client_capabilities
+        return InitializeResult(
+            protocol_version=PROTOCOL_VERSION,
+            agent_capabilities=AgentCapabilities(
+                prompt_capabilities=PromptCapabilities(embedded_context=True),
+            ),
+            agent_info=Implementation(name=AGENT_NAME, version=__version__, title="acp-agent"),
+        )
+
+    async def authenticate(self, params: AuthenticateParams) -> dict[str, Any]:
+        raise InvalidParams(
+            f"unknown authentication method {params.method_id!r}: this agent advertises none",
+            {"path": "$.methodId"},
+        )
+
+    async def new_session(self, params: NewSessionParams) -> NewSessionResult:
+        if not os.path.isabs(params.cwd):
+            raise InvalidParams("cwd must be an absolute path", {"path": "$.cwd"})
+        requested = (
+            params.meta.acp_agent.session_id if params.meta and params.meta.acp_agent else None
+        )
+        actor = await self.sessions.create(params.cwd, requested, params.mcp_servers)
+        return NewSessionResult(session_id=actor.id)
+
+    async def prompt(self, params: PromptParams) -> Deferred:
+        actor = self.sessions.get(params.session_id)
+        reply = await actor.submit(params.prompt)
+        return Deferred(self._answer(reply))
+
+    async def _answer(self, reply: Reply[Outcome]) -> PromptResult:
+        return outcome_result(await reply.wait())
+
+    async def cancel(self, params: SessionIdParams) -> None:
+        actor = self.sessions.find(params.session_id)
+        if actor is None:
+            log.info("cancel_ignored", session_id=params.session_id, reason="unknown session")
+            return
+        await actor.cancel()

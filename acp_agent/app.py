@@ -1,0 +1,125 @@
+"""Wiring: stdio → ``Connection`` → ``AgentServer`` → sessions, and the shutdown paths.
+
+Endings (contracts §1), each one path through ``_serve``:
+
+- stdin EOF: stop reading, let every request already received run to its normal end (so a
+  script piped into stdin works), flush every journal, exit 0.
+- SIGTERM / SIGINT: stop reading, cancel every running turn (their prompts are answered
+  ``cancelled`` while stdout is writable), flush every journal, exit 0 within ~3 s. A second
+  signal exits at once.
+- the client stops taking frames (EPIPE): same as a signal, minus the answers nobody can read.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import anyio
+import structlog
+
+from acp_agent import logs
+from acp_agent.acp.observer import AcpObserver
+from acp_agent.acp.server import AgentServer
+from acp_agent.journal.events import SessionHeader
+from acp_agent.model.base import ModelProvider
+from acp_agent.model.registry import BadModelSpec, make_model
+from acp_agent.options import Options
+from acp_agent.session.actor import SessionDeps, SessionObserver
+from acp_agent.session.admission import AllowAll
+from acp_agent.session.manager import SessionManager
+from acp_agent.session.toolrun import ToolRunner
+from acp_agent.tools.base import ToolContext
+from acp_agent.tools.read_file import ReadFile
+from acp_agent.transport.connection import Connection, ServeEnd
+from acp_agent.transport.stdio import FdSink, FdSource, take_stdin, take_stdout
+
+log = structlog.get_logger("acp_agent.app")
+
+SIGNAL_GRACE_S = 2.5
+
+
+@dataclass
+class _Shutdown:
+    signalled: bool = False
+    serving: anyio.CancelScope | None = None
+
+
+class _Wiring:
+    """Builds each session's dependencies from the process-wide ones."""
+
+    def __init__(self, model: ModelProvider, observers: AcpObserver.Factory) -> None:
+        self.model = model
+        self.observers = observers
+
+    def deps(self, header: SessionHeader) -> SessionDeps:
+        context = ToolContext(header.id, Path(header.cwd), fs=self.observers.client_fs(header.id))
+        return SessionDeps(
+            model=self.model, tools=ToolRunner([ReadFile()], context), admission=AllowAll()
+        )
+
+    def observer(self, header: SessionHeader, deps: SessionDeps) -> SessionObserver:
+        assert isinstance(deps.tools, ToolRunner)
+        return self.observers.observer(header, deps.tools)
+
+
+async def _watch_signals(stop: _Shutdown) -> None:
+    with anyio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
+        async for signum in signals:
+            if stop.signalled:
+                log.warning("second_signal_exit", signal=signum)
+                logs.shutdown()
+                os._exit(128 + signum)
+            stop.signalled = True
+            log.info("signal_received", signal=signum)
+            if stop.serving is not None:
+                stop.serving.cancel()
+
+
+async def _serve(options: Options, model: ModelProvider, fd_in: int, fd_out: int) -> int:
+    observers = AcpObserver.Factory()
+    wiring = _Wiring(model, observers)
+    stop = _Shutdown()
+    server = AgentServer(observers)
+    async with Connection(
+        FdSource(fd_in), FdSink(fd_out), server, max_line_bytes=options.max_line_bytes
+    ) as conn:
+        observers.conn = conn
+        async with anyio.create_task_group() as tg:
+            sessions = SessionManager(options.state_dir, tg, wiring.deps, wiring.observer)
+            server.sessions = sessions
+            tg.start_soon(_watch_signals, stop)
+            end = ServeEnd.EOF
+            with anyio.CancelScope() as stop.serving:
+                end = await conn.serve()
+            log.info("input_ended", reason="signal" if stop.signalled else str(end))
+            if stop.signalled or end is ServeEnd.WIRE_CLOSED:
+                await sessions.cancel_all()
+                with anyio.move_on_after(SIGNAL_GRACE_S):
+                    await conn.wait_deferred()
+            else:
+                await conn.wait_deferred()
+            await sessions.close_all()
+            tg.cancel_scope.cancel()
+        with anyio.move_on_after(0.3 if stop.signalled else None):
+            await conn.close()
+    return 0
+
+
+def run_server(options: Options) -> int:
+    fd_out = take_stdout()
+    fd_in = take_stdin()
+    logs.configure(options.log_level, options.log_file)
+    try:
+        model = make_model(options.model)
+    except BadModelSpec as exc:
+        print(f"acp-agent: {exc}", file=sys.stderr)
+        return 2
+    log.info("server_starting", model=model.name, state_dir=str(options.state_dir))
+    code = anyio.run(_serve, options, model, fd_in, fd_out)
+    log.info("server_stopped", exit_code=code)
+    logs.shutdown()
+    return code

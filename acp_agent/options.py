@@ -1,0 +1,80 @@
+"""Command-line options; each also read from an environment variable (the flag wins)."""
+
+from __future__ import annotations
+
+import argparse
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from acp_agent.journal.paths import default_state_dir
+from acp_agent.logs import LEVELS
+
+DEFAULT_MAX_LINE_BYTES = 64 * 1024 * 1024
+
+
+@dataclass(frozen=True)
+class Options:
+    model: str | None
+    state_dir: Path
+    config: Path | None
+    log_level: str
+    log_file: str | None
+    max_line_bytes: int
+
+
+def add_server_options(parser: argparse.ArgumentParser) -> None:
+    env = os.environ.get
+    parser.add_argument(
+        "--model",
+        default=env("ACP_AGENT_MODEL"),
+        metavar="SPEC",
+        help="model provider, e.g. script:PATH (env ACP_AGENT_MODEL)",
+    )
+    parser.add_argument(
+        "--state-dir",
+        default=env("ACP_AGENT_STATE_DIR"),
+        metavar="DIR",
+        help="root of durable state (env ACP_AGENT_STATE_DIR)",
+    )
+    parser.add_argument(
+        "--config",
+        default=env("ACP_AGENT_CONFIG"),
+        metavar="FILE",
+        help="TOML config file (env ACP_AGENT_CONFIG)",
+    )
+    parser.add_argument(
+        "--log-level",
+        default=env("ACP_AGENT_LOG_LEVEL", "info"),
+        choices=LEVELS,
+        help="log level (env ACP_AGENT_LOG_LEVEL)",
+    )
+    parser.add_argument(
+        "--log-file",
+        default=env("ACP_AGENT_LOG_FILE"),
+        metavar="FILE",
+        help="JSON log lines to FILE instead of stderr (env ACP_AGENT_LOG_FILE)",
+    )
+    parser.add_argument(
+        "--max-line-bytes",
+        type=int,
+        default=int(env("ACP_AGENT_MAX_LINE_BYTES", DEFAULT_MAX_LINE_BYTES)),
+        metavar="N",
+        help="longest accepted JSON-RPC line (env ACP_AGENT_MAX_LINE_BYTES)",
+    )
+
+
+def default_config() -> Path | None:
+    path = Path.home() / ".config" / "acp-agent" / "config.toml"
+    return path if path.exists() else None
+
+
+def options_from(args: argparse.Namespace) -> Options:
+    return Options(
+        model=args.model,
+        state_dir=Path(args.state_dir) if args.state_dir else default_state_dir(),
+        config=Path(args.config) if args.config else default_config(),
+        log_level=args.log_level,
+        log_file=args.log_file,
+        max_line_bytes=args.max_line_bytes,
+    )
