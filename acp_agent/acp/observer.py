@@ -8,10 +8,10 @@ tools only when the client advertised ``fs.readTextFile``.
 
 from __future__ import annotations
 
-import msgspec
 import structlog
 
 from acp_agent.acp import projection
+from acp_agent.acp.extensions import JournalErrorParams
 from acp_agent.acp.schema import (
     ClientCapabilities,
     ReadTextFileParams,
@@ -23,12 +23,6 @@ from acp_agent.journal.events import Entry, SessionHeader, ToolCallPart
 from acp_agent.transport.connection import Connection
 
 log = structlog.get_logger("acp_agent.acp")
-
-
-class JournalErrorParams(msgspec.Struct, frozen=True, rename="camel"):
-    session_id: str
-    error: str
-    unflushed: int
 
 
 class AcpObserver:

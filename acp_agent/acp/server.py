@@ -16,6 +16,15 @@ import msgspec
 import structlog
 
 from acp_agent import __version__
+from acp_agent.acp.extensions import (
+    CAPABILITIES,
+    InjectParams,
+    InjectResult,
+    SteerParams,
+    SteerResult,
+    WhenIdleParams,
+    WhenIdleResult,
+)
 from acp_agent.acp.observer import AcpObserver
 from acp_agent.acp.schema import (
     PROTOCOL_VERSION,
@@ -32,9 +41,11 @@ from acp_agent.acp.schema import (
     PromptResult,
     SessionIdParams,
 )
+from acp_agent.content import ContentBlock, TextContent
 from acp_agent.errors import InternalError, InvalidParams, decode_params
+from acp_agent.journal.events import SourceKind, source, source_kind
 from acp_agent.session.actor import Reply
-from acp_agent.session.machine import Failed, Finished, Outcome, Refused
+from acp_agent.session.machine import Failed, Finished, Outcome, Placement, Refused
 from acp_agent.session.manager import SessionManager
 from acp_agent.transport.connection import Deferred, NotificationHandler, RequestHandler
 
@@ -88,6 +99,10 @@ class AgentServer:
             "authenticate": _typed(AuthenticateParams, self.authenticate),
             "session/new": _typed(NewSessionParams, self.new_session),
             "session/prompt": _typed(PromptParams, self.prompt),
+            "_acp_agent/inject": _typed(InjectParams, self.inject),
+            "_acp_agent/steer": _typed(SteerParams, self.steer),
+            "_session/steering": _typed(SteerParams, self.session_steering),
+            "_acp_agent/when_idle": _typed(WhenIdleParams, self.when_idle),
         }
         self._notifications: dict[str, NotificationHandler] = {
             "session/cancel": _typed_notification(SessionIdParams, self.cancel),
@@ -110,6 +125,7 @@ class AgentServer:
             protocol_version=PROTOCOL_VERSION,
             agent_capabilities=AgentCapabilities(
                 prompt_capabilities=PromptCapabilities(embedded_context=True),
+                meta=CAPABILITIES,
             ),
             agent_info=Implementation(name=AGENT_NAME, version=__version__, title="acp-agent"),
         )
@@ -143,3 +159,42 @@ class AgentServer:
             log.info("cancel_ignored", session_id=params.session_id, reason="unknown session")
             return
         await actor.cancel()
+
+    # -- extensions (contracts §4) ------------------------------------------------------------
+
+    async def inject(self, params: InjectParams) -> InjectResult:
+        actor = self.sessions.get(params.session_id)
+        content = _content(params.content)
+        src = params.source if params.source is not None else source(SourceKind.CLIENT)
+        if not source_kind(src):
+            raise InvalidParams("source.kind must be a non-empty string", {"path": "$.source.kind"})
+        message_id, placement = await actor.inject(content, src)
+        return InjectResult(message_id=message_id, placement=str(placement))
+
+    async def steer(self, params: SteerParams) -> SteerResult:
+        placement = await self.sessions.get(params.session_id).steer(_nonempty(params.prompt))
+        return SteerResult(str(placement))
+
+    async def session_steering(self, params: SteerParams) -> SteerResult:
+        """``_session/steering``: the claude-agent-acp / codex-acp spelling of steer."""
+        placement = await self.sessions.get(params.session_id).steer(_nonempty(params.prompt))
+        return SteerResult("injected" if placement is Placement.STEERED else str(placement))
+
+    async def when_idle(self, params: WhenIdleParams) -> Deferred:
+        actor = self.sessions.get(params.session_id)
+
+        async def answer() -> WhenIdleResult:
+            return WhenIdleResult(journal=await actor.when_idle())
+
+        return Deferred(answer())
+
+
+def _content(value: list[ContentBlock] | str) -> list[ContentBlock]:
+    blocks: list[ContentBlock] = [TextContent(text=value)] if isinstance(value, str) else value
+    return _nonempty(blocks, "$.content")
+
+
+def _nonempty(blocks: list[ContentBlock], path: str = "$.prompt") -> list[ContentBlock]:
+    if not blocks:
+        raise InvalidParams("content must hold at least one block", {"path": path})
+    return blocks

@@ -96,6 +96,13 @@ class ScriptModel:
         self._lines: list[ScriptLine] | None = None
         self._next = 0
 
+    @classmethod
+    def from_lines(cls, lines: list[ScriptLine], request_log: Path | None = None) -> ScriptModel:
+        """An in-memory script (tests and embedders); same semantics as the file."""
+        model = cls(Path("<memory>"), request_log)
+        model._lines = list(lines)
+        return model
+
     def _take(self) -> ScriptLine:
         if self._lines is None:
             self._lines = load_script(self.path)

@@ -85,6 +85,7 @@ from acp_agent.session.machine import (
     Placed,
     Placement,
     Prompt,
+    Queued,
     Resolve,
     StartAdmission,
     StartModelRequest,
@@ -242,8 +243,15 @@ class SessionActor:
         )
 
     async def when_idle(self) -> JournalHealth:
+        """Wait until no turn is open or queued and no flush is unfinished.
+
+        Lines a failed flush left behind are retried once here, so a caller that waits for
+        quiescence after the fault cleared gets them durable.
+        """
         while not self.quiescent():
             await self._changed.event.wait()
+        if self.writer.health.unflushed:
+            await self._commit()
         return self.writer.health
 
     # -- the loop -----------------------------------------------------------------------------
@@ -298,6 +306,8 @@ class SessionActor:
                 self._replies.pop(ref).set(outcome)
             case Placed(ref=ref, placement=placement):
                 self._replies.pop(ref).set(placement)
+            case Queued(kind=kind, depth=depth):
+                self._log.info("agent_queued", kind=kind, depth=depth, turn=self.state.turn)
             case _:
                 assert_never(effect)
 
@@ -323,9 +333,8 @@ class SessionActor:
             self._changed.fire()
 
     async def _report_flush_failure(self, exc: JournalFlushError) -> None:
-        health = self.writer.health
-        self._log.error("journal_flush_failed", error=str(exc), unflushed=health.unflushed)
-        await self.observer.journal_error(str(exc), health.unflushed)
+        """The writer already logged ``journal_flush_failed``; tell the client too."""
+        await self.observer.journal_error(exc.error, self.writer.health.unflushed)
 
     def _spawn(self, fn: Callable[[], Coroutine[Any, Any, None]]) -> None:
         assert self._tg is not None

@@ -234,6 +234,13 @@ class Placed(msgspec.Struct, frozen=True):
     placement: Placement
 
 
+class Queued(msgspec.Struct, frozen=True):
+    """Observation only: a prompt waits for its turn, or steering waits in the outbox."""
+
+    kind: str
+    depth: int
+
+
 Effect = (
     Append
     | Commit
@@ -244,6 +251,7 @@ Effect = (
     | Abort
     | Resolve
     | Placed
+    | Queued
 )
 
 # -- state ----------------------------------------------------------------------------------
@@ -360,7 +368,8 @@ def _submit_idle(state: State, input_: Input) -> Result:
 
 def _submit_queue(state: State, input_: Input) -> Result:
     assert isinstance(input_, Submit)
-    return _replace(state, queue=(*state.queue, input_.prompt)), []
+    queue = (*state.queue, input_.prompt)
+    return _replace(state, queue=queue), [Queued("prompt", len(queue))]
 
 
 def _admitted(state: State, input_: Input) -> Result:
@@ -397,7 +406,7 @@ def _inject_stage(state: State, input_: Input) -> Result:
 def _steer_stage(state: State, input_: Input) -> Result:
     assert isinstance(input_, Steer)
     staged = _replace(state, outbox=(*state.outbox, input_.steering))
-    return staged, [Placed(input_.ref, Placement.STEERED)]
+    return staged, [Placed(input_.ref, Placement.STEERED), Queued("steering", len(staged.outbox))]
 
 
 def _steer_new_turn(state: State, input_: Input) -> Result:

@@ -15,7 +15,9 @@ from anyio.abc import TaskGroup
 
 from acp_agent.content import JsonObject
 from acp_agent.errors import InvalidParams, ResourceNotFound
+from acp_agent.journal.errors import JournalFlushError
 from acp_agent.journal.events import SessionHeader
+from acp_agent.journal.files import FileFactory
 from acp_agent.journal.paths import InvalidSessionId, session_dir, validate_session_id
 from acp_agent.journal.writer import JournalWriter
 from acp_agent.session.actor import SessionActor, SessionDeps, SessionObserver, new_id, now_ms
@@ -33,8 +35,10 @@ class SessionManager:
         tg: TaskGroup,
         deps_factory: DepsFactory,
         observer_factory: ObserverFactory,
+        file_factory: FileFactory | None = None,
     ) -> None:
         self.state_dir = state_dir
+        self._file_factory = file_factory
         self._tg = tg
         self._deps_factory = deps_factory
         self._observer_factory = observer_factory
@@ -65,7 +69,7 @@ class SessionManager:
         if sid in self._sessions or directory.exists():
             raise InvalidParams(f"session id {sid!r} is already in use", {"sessionId": sid})
         header = SessionHeader(id=sid, created_at=now_ms(), cwd=cwd, mcp_servers=mcp_servers)
-        writer = await JournalWriter.create(directory, header)
+        writer = await JournalWriter.create(directory, header, file_factory=self._file_factory)
         return await self._start(header, writer)
 
     async def _start(self, header: SessionHeader, writer: JournalWriter) -> SessionActor:
@@ -83,12 +87,19 @@ class SessionManager:
     async def close_all(self) -> None:
         """Wait for every session to be quiet, flush and close its journal."""
         for actor in self.sessions:
-            await self._close(actor)
+            await self.close(actor)
 
-    async def _close(self, actor: SessionActor) -> None:
+    async def close(self, actor: SessionActor) -> None:
+        """Dispose one session: quiescence (turns and flushes), then release its journal."""
+        if self._sessions.get(actor.id) is not actor:
+            return
         await actor.when_idle()
+        del self._sessions[actor.id]
         await actor.stop()
         with anyio.CancelScope(shield=True):
-            await actor.writer.close()
-        self._sessions.pop(actor.id, None)
+            try:
+                await actor.writer.close()
+            except JournalFlushError as exc:
+                log.error("session_closed_unflushed", session_id=actor.id, error=exc.error)
+                return
         log.info("session_closed", session_id=actor.id)

@@ -8,6 +8,7 @@ journal only after the whole batch's results.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Protocol
 
 import msgspec
 import structlog
@@ -27,10 +28,31 @@ class ToolRunOutcome(msgspec.Struct, frozen=True):
     contexts: tuple[AdditionalContext, ...] = ()
 
 
+class ToolVerdict(msgspec.Struct, frozen=True):
+    """A tool hook chain's final answer: allow (``reason`` None) with contexts, or block."""
+
+    reason: str | None = None
+    additional_contexts: tuple[AdditionalContext, ...] = ()
+
+
+ALLOW = ToolVerdict()
+
+
+class ToolHooks(Protocol):
+    async def before(self, session_id: str, cwd: str, call: ToolCallPart) -> ToolVerdict: ...
+
+    async def after(
+        self, session_id: str, cwd: str, call: ToolCallPart, output: ToolOutput
+    ) -> ToolVerdict: ...
+
+
 class ToolRunner:
-    def __init__(self, tools: Sequence[Tool], context: ToolContext) -> None:
+    def __init__(
+        self, tools: Sequence[Tool], context: ToolContext, hooks: ToolHooks | None = None
+    ) -> None:
         self.tools = {tool.name: tool for tool in tools}
         self.context = context
+        self.hooks = hooks
 
     def specs(self) -> list[ToolSpec]:
         return [ToolSpec(t.name, t.description, t.parameters) for t in self.tools.values()]
@@ -44,8 +66,19 @@ class ToolRunner:
         return tool.title(arguments), str(tool.kind), paths
 
     async def run(self, session_id: str, call: ToolCallPart) -> ToolRunOutcome:
+        """pre_tool hooks, the tool, post_tool hooks. A block anywhere is an error result."""
+        cwd = str(self.context.cwd)
+        before = await self.hooks.before(session_id, cwd, call) if self.hooks else ALLOW
+        if before.reason is not None:
+            blocked = f"blocked by a pre_tool hook: {before.reason}"
+            return ToolRunOutcome([TextContent(text=blocked)], is_error=True)
         output = await self._run_tool(call)
-        return ToolRunOutcome(output.content, output.is_error)
+        after = await self.hooks.after(session_id, cwd, call, output) if self.hooks else ALLOW
+        if after.reason is not None:
+            note = TextContent(text=f"blocked by a post_tool hook: {after.reason}")
+            return ToolRunOutcome([*output.content, note], True, before.additional_contexts)
+        contexts = (*before.additional_contexts, *after.additional_contexts)
+        return ToolRunOutcome(output.content, output.is_error, contexts)
 
     async def _run_tool(self, call: ToolCallPart) -> ToolOutput:
         tool = self.tools.get(call.name)

@@ -1,0 +1,53 @@
+"""Wire types of the ``_acp_agent/*`` extension methods (contracts §4) and ``_session/steering``.
+
+Advertised in ``initialize`` as ``agentCapabilities._meta.acp_agent``. ``schemas/`` is generated
+from these structs, so renaming a field here is a contract change.
+"""
+
+from __future__ import annotations
+
+import msgspec
+
+from acp_agent.content import ContentBlock, JsonObject
+from acp_agent.journal.writer import JournalHealth
+
+CAPABILITIES: JsonObject = {"acp_agent": {"inject": True, "steer": True, "whenIdle": True}}
+
+
+class InjectParams(msgspec.Struct, frozen=True, rename="camel"):
+    session_id: str
+    content: list[ContentBlock] | str
+    source: JsonObject | None = None
+    meta: JsonObject | None = msgspec.field(default=None, name="_meta")
+
+
+class InjectResult(msgspec.Struct, frozen=True, rename="camel"):
+    message_id: str
+    placement: str
+
+
+class SteerParams(msgspec.Struct, frozen=True, rename="camel"):
+    session_id: str
+    prompt: list[ContentBlock]
+    meta: JsonObject | None = msgspec.field(default=None, name="_meta")
+
+
+class SteerResult(msgspec.Struct, frozen=True):
+    outcome: str
+
+
+class WhenIdleParams(msgspec.Struct, frozen=True, rename="camel"):
+    session_id: str
+    meta: JsonObject | None = msgspec.field(default=None, name="_meta")
+
+
+class WhenIdleResult(msgspec.Struct, frozen=True):
+    journal: JournalHealth
+
+
+class JournalErrorParams(msgspec.Struct, frozen=True, rename="camel"):
+    """The ``_acp_agent/journal_error`` notification (agent → client)."""
+
+    session_id: str
+    error: str
+    unflushed: int

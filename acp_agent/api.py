@@ -1,0 +1,170 @@
+"""The Python API: sessions with turns, injection and a durable journal — no ACP needed.
+
+    async with Agent.open(state_dir, model) as agent:
+        session = await agent.new_session(cwd="/work/project")
+        await session.inject("The user prefers tabs.", source("plugin", name="prefs"))
+        pending = await session.send("Reformat main.py")
+        outcome = await pending.outcome()        # Finished(stop=end_turn) | Refused | Failed
+        health = await session.when_idle()       # quiescent: no turn, no unfinished flush
+
+``inject()`` is the only way to add supplementary model context; ``send()`` and ``steer()``
+carry only the direct prompt. With no turn open, ``inject()`` appends one source-tagged
+``user/message`` at once and starts a flush (it returns before the flush completes); during a
+turn it stages the context in the outbox for the next safe step boundary. ``when_idle()`` and
+``dispose()`` wait for every unfinished flush.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Callable, Sequence
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+import anyio
+
+from acp_agent.content import ContentBlock, TextContent
+from acp_agent.journal.events import Entry, SessionHeader, Source, SourceKind, ToolCallPart, source
+from acp_agent.journal.files import FileFactory
+from acp_agent.journal.writer import JournalHealth
+from acp_agent.model.base import ModelProvider
+from acp_agent.session.actor import Reply, SessionActor, SessionDeps, SessionObserver
+from acp_agent.session.admission import AdditionalContext, Admission, AllowAll
+from acp_agent.session.machine import Outcome, Placement
+from acp_agent.session.manager import SessionManager
+from acp_agent.session.toolrun import ToolHooks, ToolRunner
+from acp_agent.tools.base import Tool, ToolContext
+from acp_agent.tools.read_file import ReadFile
+
+__all__ = [
+    "AdditionalContext",
+    "Agent",
+    "Injected",
+    "PendingPrompt",
+    "Session",
+    "source",
+]
+
+Content = str | Sequence[ContentBlock]
+
+
+def as_blocks(content: Content) -> list[ContentBlock]:
+    return [TextContent(text=content)] if isinstance(content, str) else list(content)
+
+
+class NullObserver:
+    """Observes nothing; the journal (``Session.entries``) is the record."""
+
+    async def appended(self, entry: Entry) -> None:
+        pass
+
+    async def text_delta(self, message_id: str, text: str) -> None:
+        pass
+
+    async def thought_delta(self, message_id: str, text: str) -> None:
+        pass
+
+    async def tool_started(self, call: ToolCallPart) -> None:
+        pass
+
+    async def journal_error(self, error: str, unflushed: int) -> None:
+        pass
+
+
+@dataclass(frozen=True)
+class Injected:
+    message_id: str
+    placement: Placement
+
+
+class PendingPrompt:
+    """A prompt accepted into the session's FIFO; its outcome arrives when its turn ends."""
+
+    def __init__(self, reply: Reply[Outcome]) -> None:
+        self._reply = reply
+
+    async def outcome(self) -> Outcome:
+        return await self._reply.wait()
+
+
+class Session:
+    def __init__(self, actor: SessionActor, manager: SessionManager) -> None:
+        self._actor = actor
+        self._manager = manager
+
+    @property
+    def id(self) -> str:
+        return self._actor.id
+
+    @property
+    def entries(self) -> list[Entry]:
+        """Every event admitted so far, in journal order (durable or not yet flushed)."""
+        return list(self._actor.entries)
+
+    async def inject(self, content: Content, src: Source | None = None) -> Injected:
+        message_id, placement = await self._actor.inject(
+            as_blocks(content), src or source(SourceKind.PLUGIN)
+        )
+        return Injected(message_id, placement)
+
+    async def send(self, prompt: Content) -> PendingPrompt:
+        return PendingPrompt(await self._actor.submit(as_blocks(prompt)))
+
+    async def steer(self, prompt: Content) -> Placement:
+        return await self._actor.steer(as_blocks(prompt))
+
+    async def cancel(self) -> None:
+        await self._actor.cancel()
+
+    async def when_idle(self) -> JournalHealth:
+        return await self._actor.when_idle()
+
+    async def dispose(self) -> None:
+        await self._manager.close(self._actor)
+
+
+ToolsFactory = Callable[[SessionHeader], Sequence[Tool]]
+
+
+class Agent:
+    def __init__(self, manager: SessionManager) -> None:
+        self._manager = manager
+
+    @classmethod
+    @asynccontextmanager
+    async def open(
+        cls,
+        state_dir: Path,
+        model: ModelProvider,
+        *,
+        admission: Admission | None = None,
+        tool_hooks: ToolHooks | None = None,
+        tools: ToolsFactory | None = None,
+        observer: Callable[[SessionHeader], SessionObserver] | None = None,
+        max_steps: int = 64,
+        file_factory: FileFactory | None = None,
+    ) -> AsyncIterator[Agent]:
+        def deps(header: SessionHeader) -> SessionDeps:
+            context = ToolContext(header.id, Path(header.cwd))
+            chosen = tools(header) if tools else [ReadFile()]
+            runner = ToolRunner(chosen, context, tool_hooks)
+            return SessionDeps(model, runner, admission or AllowAll(), max_steps=max_steps)
+
+        def observe(header: SessionHeader, _deps: SessionDeps) -> SessionObserver:
+            return observer(header) if observer else NullObserver()
+
+        async with anyio.create_task_group() as tg:
+            manager = SessionManager(state_dir, tg, deps, observe, file_factory)
+            try:
+                yield cls(manager)
+            finally:
+                with anyio.CancelScope(shield=True):
+                    await manager.close_all()
+                tg.cancel_scope.cancel()
+
+    async def new_session(self, cwd: str | Path, session_id: str | None = None) -> Session:
+        actor = await self._manager.create(str(cwd), session_id)
+        return Session(actor, self._manager)
+
+    async def dispose(self) -> None:
+        await self._manager.close_all()
