@@ -188,8 +188,8 @@ class ToolCallLocation(_Wire, frozen=True):
 class ToolCallStart(_Update, frozen=True, tag="tool_call"):
     tool_call_id: str
     title: str
-    kind: str = "other"
-    status: str = "pending"
+    kind: str
+    status: str
     content: list[ToolCallContentItem] | None = None
     locations: list[ToolCallLocation] | None = None
     raw_input: JsonObject | None = None
