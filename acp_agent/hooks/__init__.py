@@ -1,0 +1,62 @@
+"""Extension points: prompt admission and tool hooks, in-process and as commands.
+
+- ``decisions``: what a listener answers (``PromptAllow``/``PromptBlock``, ``ToolAllow``/
+  ``ToolBlock``; contexts are ``AdditionalContext``).
+- ``waterfall``: listener chains with ``next()`` and their semantics.
+- ``protocol`` / ``command``: the command-hook bridge (contracts §7).
+- ``config``: the ``[hooks]`` tables of the config file.
+- ``bridge``: ``HookSet``, what the server holds.
+"""
+
+from acp_agent.hooks.decisions import (
+    AdditionalContext,
+    PostToolDecision,
+    PreToolDecision,
+    PromptAllow,
+    PromptBlock,
+    PromptDecision,
+    ToolAllow,
+    ToolBlock,
+)
+from acp_agent.hooks.kinds import FailPolicy, HookKind
+from acp_agent.hooks.waterfall import (
+    HookFailure,
+    PromptEvent,
+    PromptListener,
+    PromptNext,
+    Registration,
+    ToolEvent,
+    ToolListener,
+    ToolNext,
+    ToolResultView,
+    register,
+    run_post_tool_chain,
+    run_pre_tool_chain,
+    run_prompt_chain,
+)
+
+__all__ = [
+    "AdditionalContext",
+    "FailPolicy",
+    "HookFailure",
+    "HookKind",
+    "PostToolDecision",
+    "PreToolDecision",
+    "PromptAllow",
+    "PromptBlock",
+    "PromptDecision",
+    "PromptEvent",
+    "PromptListener",
+    "PromptNext",
+    "Registration",
+    "ToolAllow",
+    "ToolBlock",
+    "ToolEvent",
+    "ToolListener",
+    "ToolNext",
+    "ToolResultView",
+    "register",
+    "run_post_tool_chain",
+    "run_pre_tool_chain",
+    "run_prompt_chain",
+]
