@@ -30,6 +30,7 @@ from acp_agent.journal.writer import JournalHealth
 from acp_agent.model.base import ModelProvider
 from acp_agent.session.actor import Reply, SessionActor, SessionDeps, SessionObserver
 from acp_agent.session.admission import AdditionalContext, Admission, AllowAll
+from acp_agent.session.crossref import snapshot
 from acp_agent.session.machine import Outcome, Placement
 from acp_agent.session.manager import SessionManager
 from acp_agent.session.toolrun import ToolHooks, ToolRunner
@@ -42,6 +43,7 @@ __all__ = [
     "Injected",
     "PendingPrompt",
     "Session",
+    "reference_session",
     "source",
 ]
 
@@ -157,9 +159,14 @@ class Agent:
             manager = SessionManager(state_dir, tg, deps, observe, file_factory)
             try:
                 yield cls(manager)
-            finally:
+            except BaseException:
                 with anyio.CancelScope(shield=True):
+                    await manager.cancel_all()  # do not wait on turns nobody will finish
                     await manager.close_all()
+                raise
+            else:
+                await manager.close_all()
+            finally:
                 tg.cancel_scope.cancel()
 
     async def new_session(self, cwd: str | Path, session_id: str | None = None) -> Session:
@@ -168,3 +175,16 @@ class Agent:
 
     async def dispose(self) -> None:
         await self._manager.close_all()
+
+
+async def reference_session(
+    target: Session, state_dir: Path, referenced_id: str, prompt: Content
+) -> tuple[Injected, PendingPrompt]:
+    """Inject a snapshot of another session, then send a readable direct prompt.
+
+    Two plain messages land in ``target``'s journal: a ``user/message`` with source
+    ``{"kind": "session-ref", "sessionId", "seq"}`` and the prompt itself.
+    """
+    snap = snapshot(state_dir, referenced_id)
+    injected = await target.inject(snap.content, snap.source)
+    return injected, await target.send(prompt)
