@@ -68,7 +68,11 @@ class ProgramModel:
         self.requests.append(request)
         kind, n = self.plan.pop(0) if self.plan else ("text", 1)
         # a step after a tool batch ends the loop, so every run terminates
-        if kind == "tools" and request.messages and request.messages[-1].__class__.__name__ != "ToolTurn":
+        if (
+            kind == "tools"
+            and request.messages
+            and request.messages[-1].__class__.__name__ != "ToolTurn"
+        ):
             for _ in range(n):
                 self.calls += 1
                 await anyio.sleep(0.001)
@@ -148,9 +152,7 @@ async def run_program(plan: list[tuple[str, int]], program: list[tuple[str, Any]
     assert step_starts == len(model.requests)  # every model request is one step of a turn
     assert turns == len({r.turn for r in model.requests})  # one model loop per turn
     assert all(r.turn >= 1 for r in model.requests)
-    texts = [
-        plain_text(e.content) for e in events if isinstance(e, UserMessage | SteeringMessage)
-    ]
+    texts = [plain_text(e.content) for e in events if isinstance(e, UserMessage | SteeringMessage)]
     for context in injected:
         assert texts.count(context) == 1, context  # never lost, never duplicated
     for steer in steered:
