@@ -50,7 +50,7 @@ def source_chunks(agent: RecordedAgent, sid: str) -> list[dict[str, Any]]:
     ]
 
 
-async def inject(agent: RecordedAgent, sid: str, text: str, **extra: Any) -> dict[str, Any]:
+async def inject(agent: RecordedAgent, sid: str, text: Any, **extra: Any) -> dict[str, Any]:
     return await agent.conn.ext_method(
         "acp_agent/inject", {"sessionId": sid, "content": text, **extra}
     )
