@@ -8,6 +8,8 @@
 - ``bridge``: ``HookSet``, what the server holds.
 """
 
+from acp_agent.hooks.command import CommandHook
+from acp_agent.hooks.config import Config, ConfigError, HooksConfig, load_config
 from acp_agent.hooks.decisions import (
     AdditionalContext,
     PostToolDecision,
@@ -37,9 +39,13 @@ from acp_agent.hooks.waterfall import (
 
 __all__ = [
     "AdditionalContext",
+    "CommandHook",
+    "Config",
+    "ConfigError",
     "FailPolicy",
     "HookFailure",
     "HookKind",
+    "HooksConfig",
     "PostToolDecision",
     "PreToolDecision",
     "PromptAllow",
@@ -55,6 +61,7 @@ __all__ = [
     "ToolListener",
     "ToolNext",
     "ToolResultView",
+    "load_config",
     "register",
     "run_post_tool_chain",
     "run_pre_tool_chain",
