@@ -145,8 +145,11 @@ async def run_command(hook: CommandHook, payload: bytes, session_id: str, cwd: s
     if stdout.overflowed:
         raise HookFailure(f"wrote more than {STDOUT_LIMIT} bytes to stdout")
     assert process.returncode is not None
-    log.debug("hook_finished", hook=str(hook.kind), name=hook.name, status=process.returncode)
-    return Completed(process.returncode, bytes(stdout.data), stderr.text())
+    done = Completed(process.returncode, bytes(stdout.data), stderr.text())
+    log.debug(
+        "hook_finished", hook=str(hook.kind), name=hook.name, status=done.status, stderr=done.stderr
+    )
+    return done
 
 
 async def _communicate(
@@ -168,7 +171,7 @@ async def _communicate(
 async def _feed(stream: anyio.abc.ByteSendStream, payload: bytes) -> None:
     try:
         await stream.send(payload)
-    except (anyio.BrokenResourceError, anyio.ClosedResourceError):
+    except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError):
         pass  # the hook does not read its stdin: its choice
     finally:
         await stream.aclose()
