@@ -8,6 +8,7 @@
 - ``bridge``: ``HookSet``, what the server holds.
 """
 
+from acp_agent.hooks.bridge import HookSet, prompt_listener, tool_listener
 from acp_agent.hooks.command import CommandHook
 from acp_agent.hooks.config import Config, ConfigError, HooksConfig, load_config
 from acp_agent.hooks.decisions import (
@@ -45,6 +46,7 @@ __all__ = [
     "FailPolicy",
     "HookFailure",
     "HookKind",
+    "HookSet",
     "HooksConfig",
     "PostToolDecision",
     "PreToolDecision",
@@ -62,8 +64,10 @@ __all__ = [
     "ToolNext",
     "ToolResultView",
     "load_config",
+    "prompt_listener",
     "register",
     "run_post_tool_chain",
     "run_pre_tool_chain",
     "run_prompt_chain",
+    "tool_listener",
 ]
