@@ -1,0 +1,50 @@
+"""The real agent, with every ``fsync``/``fdatasync`` it makes recorded to a file.
+
+``ACP_AGENT_TEST_SYNC_LOG`` names the record: one JSON line per call, ``{"call", "path",
+"size"}`` — the file the descriptor points at (from ``/proc/self/fd``) and its size when the
+call was made. A test maps a journal's size to the last complete line in it, so it can tell
+exactly which events each sync made durable.
+
+Run as a script (``python tests/support/sync_counting_agent.py --model ...``), like
+``fake_agent.py``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from acp_agent import cli
+
+PATH = Path(__file__).resolve()
+ENV = "ACP_AGENT_TEST_SYNC_LOG"
+
+
+def _recording(call: str, sync: Callable[[Any], None], log_fd: int) -> Callable[[Any], None]:
+    def recorded(target: Any) -> None:
+        sync(target)
+        fd = target if isinstance(target, int) else target.fileno()
+        record = {
+            "call": call,
+            "path": os.readlink(f"/proc/self/fd/{fd}"),
+            "size": os.fstat(fd).st_size,
+        }
+        os.write(log_fd, json.dumps(record).encode() + b"\n")
+
+    return recorded
+
+
+def command(*args: str) -> list[str]:
+    """The argv that runs this agent with the current interpreter."""
+    return [sys.executable, str(PATH), *args]
+
+
+if __name__ == "__main__":
+    log_fd = os.open(os.environ[ENV], os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+    os.fdatasync = _recording("fdatasync", os.fdatasync, log_fd)  # type: ignore[assignment]
+    os.fsync = _recording("fsync", os.fsync, log_fd)  # type: ignore[assignment]
+    sys.exit(cli.main())
