@@ -52,16 +52,16 @@ ToolHooks = Sequence[ToolListener | Registration[ToolListener]]
 
 def prompt_listener(hook: CommandHook) -> Registration[PromptListener]:
     async def listener(event: PromptEvent, next_: PromptNext) -> PromptDecision:
-        match await run_prompt_hook(hook, event):
-            case PromptBlock() as block:
-                return block
-            case PromptAllow(content=content, additional_contexts=own):
-                if content is not None:
-                    event = msgspec.structs.replace(event, content=content)
-                downstream = await next_(event)
+        mine = await run_prompt_hook(hook, event)
+        if isinstance(mine, PromptBlock):
+            return mine
+        if mine.content is not None:
+            event = msgspec.structs.replace(event, content=mine.content)
+        downstream = await next_(event)
         if isinstance(downstream, PromptBlock):
             return downstream
-        return PromptAllow(downstream.content, (*own, *downstream.additional_contexts))
+        contexts = (*mine.additional_contexts, *downstream.additional_contexts)
+        return PromptAllow(downstream.content, contexts)
 
     return Registration(listener, hook.name, hook.fail)
 
@@ -70,14 +70,13 @@ def tool_listener(hook: CommandHook) -> Registration[ToolListener]:
     async def listener(event: ToolEvent, next_: ToolNext) -> ToolDecision:
         if not hook.matches(event.call.name):
             return await next_(event)
-        match await run_tool_hook(hook, event):
-            case ToolBlock() as block:
-                return block
-            case ToolAllow(additional_contexts=own):
-                downstream = await next_(event)
+        mine = await run_tool_hook(hook, event)
+        if isinstance(mine, ToolBlock):
+            return mine
+        downstream = await next_(event)
         if isinstance(downstream, ToolBlock):
             return downstream
-        return ToolAllow((*own, *downstream.additional_contexts))
+        return ToolAllow((*mine.additional_contexts, *downstream.additional_contexts))
 
     return Registration(listener, hook.name, hook.fail)
 

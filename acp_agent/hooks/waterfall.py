@@ -220,8 +220,8 @@ class _Chain(Generic[E, D]):
                 return self.block(f"{self.kind} hook {registration.name!r} failed: {_why(exc)}")
             if seen:
                 return seen[0]
-            # next() never ran: skip this listener. It started but never finished (the
-            # listener ran it in a task of its own): there is no downstream answer to keep.
+            # next() never ran: skip this listener and run the rest. If it started but never
+            # finished (the listener ran it in a task of its own), there is nothing to keep.
             return self.allow(event) if called else await downstream(event)
         if seen and _is_block(seen[0]) and not _is_block(decision):
             return seen[0]
