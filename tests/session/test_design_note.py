@@ -349,3 +349,22 @@ async def test_steer_when_idle_starts_a_new_turn(tmp_path: Path, steer_first: bo
         await session.when_idle()
         assert types(session.entries)[:2] == ["turn/start", "user/message"]
         assert user_texts(requests(log)[0]) == [("do it", "user")]
+
+
+async def test_ac1_agent_queued_reports_only_retained_message_and_steering_facts(
+    tmp_path: Path,
+) -> None:
+    script = lines('{"chunks": ["a", "b"], "delayMs": 40}', '{"text": "x"}', '{"text": "y"}')
+    with capture_logs() as logs:
+        async with scripted_agent(tmp_path, script) as (agent, _):
+            session = await agent.new_session(tmp_path)
+            first = await session.send("first")
+            second = await session.send("second")
+            await anyio.sleep(0.02)
+            await session.steer("also")
+            await first.outcome()
+            await second.outcome()
+    queued = [entry for entry in logs if entry["event"] == "agent_queued"]
+    assert [(q["kind"], q["depth"]) for q in queued] == [("prompt", 1), ("steering", 1)]
+    for entry in queued:
+        assert set(entry) == {"event", "log_level", "kind", "depth", "turn", "session_id"}
