@@ -11,9 +11,11 @@ from __future__ import annotations
 
 import asyncio
 from pathlib import Path
+from typing import Any
 
 import pytest
 from acp import RequestError
+from acp.schema import ReadTextFileResponse
 
 from tests.integration.support import (
     check_journal,
@@ -221,6 +223,90 @@ async def test_read_file_batch_from_disk_without_client_fs(
 
     results = assert_batch_journal(state_dir, sid, workspace, second_error=True)
     assert results[1]["content"][0]["text"] == error_text
+
+
+async def test_a_client_fs_error_fails_the_tool_call_not_the_turn(
+    tmp_path: Path, workspace: Path, state_dir: Path, agent_env: dict[str, str]
+) -> None:
+    client = RecordingClient(files={})  # answers every fs/read_text_file with -32002
+    script = write_script(
+        tmp_path / "script.jsonl",
+        {"toolCalls": [read_call("c1", "gone.txt")]},
+        {"text": "the file is gone"},
+    )
+    async with recorded_agent(client, serve_command(script), env=agent_env) as agent:
+        sid = await agent.handshake(workspace)
+        assert (await agent.prompt_text(sid, "read it")).stop_reason == "end_turn"
+        updates = turn_updates(agent, sid, "read it")
+    assert client.file_reads == [(sid, str(workspace / "gone.txt"))]
+    assert tool_trace(updates) == [
+        ("tool_call", "c1", "pending"),
+        ("tool_call_update", "c1", "in_progress"),
+        ("tool_call_update", "c1", "failed"),
+    ]
+    failed = tool_text(updates[2])
+    assert "gone.txt" in failed, failed
+    journal = check_journal(state_dir, sid, workspace)
+    (result,) = journal.of_type("tool/result")
+    assert result["isError"] is True and result["content"][0]["text"] == failed
+    assert journal.end_reasons() == ["completed"]
+
+
+class StallingClient(RecordingClient):
+    """Holds every ``fs/read_text_file`` until ``release`` is set."""
+
+    def __init__(self, files: dict[str, str]) -> None:
+        super().__init__(files=files)
+        self.asked = asyncio.Event()
+        self.release = asyncio.Event()
+
+    async def read_text_file(
+        self,
+        session_id: str,
+        path: str,
+        line: int | None = None,
+        limit: int | None = None,
+        **kwargs: Any,
+    ) -> ReadTextFileResponse:
+        self.asked.set()
+        await self.release.wait()
+        return await super().read_text_file(session_id, path, line, limit, **kwargs)
+
+
+async def test_cancel_while_a_tool_waits_for_the_client(
+    tmp_path: Path, workspace: Path, state_dir: Path, agent_env: dict[str, str]
+) -> None:
+    client = StallingClient({str(workspace / "a.txt"): "late", str(workspace / "b.txt"): "b"})
+    script = write_script(
+        tmp_path / "script.jsonl",
+        {"toolCalls": [read_call("c1", "a.txt"), read_call("c2", "b.txt")]},
+        {"text": "next turn"},  # a cancelled turn asks the model nothing more
+    )
+    async with recorded_agent(client, serve_command(script), env=agent_env) as agent:
+        sid = await agent.handshake(workspace)
+        running = asyncio.create_task(agent.prompt_text(sid, "read slowly"))
+        await asyncio.wait_for(client.asked.wait(), 10)
+        await agent.conn.cancel(session_id=sid)
+        assert (await running).stop_reason == "cancelled"
+        updates = turn_updates(agent, sid, "read slowly")
+        client.release.set()  # the answer now comes too late: the agent drops it
+        assert (await agent.prompt_text(sid, "go on")).stop_reason == "end_turn"
+        assert_nothing_after(agent, sid, "go on")
+    assert tool_trace(updates) == [
+        ("tool_call", "c1", "pending"),
+        ("tool_call", "c2", "pending"),
+        ("tool_call_update", "c1", "in_progress"),
+        ("tool_call_update", "c1", "failed"),
+        ("tool_call_update", "c2", "failed"),
+    ]
+    assert agent.client.agent_text(sid) == "next turn"
+
+    journal = check_journal(state_dir, sid, workspace)
+    first, second = journal.turns()
+    results = [e["data"] for e in first if e["type"] == "tool/result"]
+    assert [(r["callId"], r["isError"]) for r in results] == [("c1", True), ("c2", True)]
+    assert first[-1]["data"]["reason"]["kind"] == "cancelled"
+    assert second[-1]["data"]["reason"]["kind"] == "completed"
 
 
 # --- queueing and cancelling ------------------------------------------------------------------
