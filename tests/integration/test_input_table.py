@@ -395,3 +395,41 @@ def test_a_corpus_of_bad_lines_between_valid_requests(
         if f.get("method") == "session/update"
     ]
     assert texts == ["ok", "ok again"]
+
+
+def vm_kib(pid: int, field: str) -> int:
+    """``VmRSS`` / ``VmHWM`` of a process, in KiB (Linux)."""
+    for text in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if text.startswith(field + ":"):
+            return int(text.split()[1])
+    raise AssertionError(f"no {field} in /proc/{pid}/status")
+
+
+async def test_an_80_mib_line_is_rejected_in_bounded_memory(agent_env: dict[str, str]) -> None:
+    env = {**agent_env, "ACP_AGENT_MAX_LINE_BYTES": str(1024 * 1024)}
+    async with RawAgent(env=env, timeout=30) as agent:
+        await still_serving(agent, 1)
+        baseline = vm_kib(agent.process.pid, "VmRSS")
+        huge = b'{"jsonrpc":"2.0","id":60,"method":"initialize","params":{"x":"'
+        huge += b"z" * (80 * 1024 * 1024) + b'"}}\n'
+        error = assert_error(await answer_to(agent, huge), INVALID_REQUEST, NULL)
+        assert error.get("data", {}).get("reason") == "line_too_long", error
+        await still_serving(agent, 2)
+        peak = vm_kib(agent.process.pid, "VmHWM")
+        await finish(agent)
+    print(f"80 MiB line: RSS {baseline} KiB before, peak {peak} KiB")
+    assert peak - baseline < 16 * 1024, f"peak RSS grew by {(peak - baseline) // 1024} MiB"
+
+
+async def test_the_default_cap_accepts_a_17_mib_prompt(
+    agent_env: dict[str, str], tmp_path: Path, workspace: Path
+) -> None:
+    command = serve_command(one_line_script(tmp_path))
+    async with RawAgent(command, env=agent_env, timeout=30) as agent:
+        await agent.request("initialize", INIT)
+        created = await agent.request("session/new", {"cwd": str(workspace), "mcpServers": []})
+        sid = created["result"]["sessionId"]
+        text = "w" * (17 * 1024 * 1024)
+        answer = await agent.request("session/prompt", prompt(0, sid, text)["params"])
+        assert answer["result"]["stopReason"] == "end_turn", answer
+        await finish(agent)
