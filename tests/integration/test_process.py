@@ -11,8 +11,10 @@ Tests that must stop reading the agent's stdout, or leave its stderr undrained, 
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import fcntl
+import json
 import os
 import select
 import signal
@@ -164,6 +166,9 @@ async def test_stdin_eof_mid_turn_lets_the_turn_finish(
         assert await agent.wait_exit() == 0
     texts = [f["params"]["update"]["content"]["text"] for f in [first, *rest[:-1]]]
     assert texts == chunks
+    # contracts §1: logs on stderr are structured JSON lines, nothing else.
+    for text in agent.stderr.decode().splitlines():
+        assert isinstance(json.loads(text).get("event"), str), text
     journal = check_journal(state_dir, SID, workspace)
     assert journal.end_reasons() == ["completed"]
     (message,) = journal.of_type("assistant/message")
@@ -176,23 +181,33 @@ async def test_stdin_eof_mid_turn_lets_the_turn_finish(
 async def test_sigterm_mid_turn_cancels_answers_and_exits_0(
     tmp_path: Path, workspace: Path, state_dir: Path, agent_env: dict[str, str]
 ) -> None:
-    script = write_script(tmp_path / "script.jsonl", {"chunks": ["thinking..."], "hang": True})
+    hang = {"chunks": ["thinking..."], "hang": True}
+    script = write_script(tmp_path / "script.jsonl", hang, hang)
+    other = "proc-2"
     async with RawAgent(serve_command(script), env=agent_env) as agent:
         for frame in handshake(workspace):
             await agent.send(frame)
         await agent.recv(), await agent.recv()
         await agent.send(prompt(3, SID, "hang"))
         assert is_update(await agent.recv(), SID)
+        await agent.send(new_session(4, workspace, other))
+        assert (await agent.recv())["result"] == {"sessionId": other}
+        await agent.send(prompt(5, other, "hang too"))
+        assert is_update(await agent.recv(), other)
+        await agent.send(prompt(6, SID, "queued behind the hang"))
+        await asyncio.sleep(0.2)
         agent.process.send_signal(signal.SIGTERM)
         signalled = time.monotonic()
-        frame = await agent.recv()
-        assert frame == {"jsonrpc": "2.0", "id": 3, "result": {"stopReason": "cancelled"}}
+        frames = [await agent.recv() for _ in range(3)]
         assert await agent.wait_exit(5) == 0
         elapsed = time.monotonic() - signalled
     print(f"SIGTERM mid-turn: exit after {elapsed * 1000:.0f} ms")
+    assert sorted(frames, key=lambda f: f["id"]) == [
+        {"jsonrpc": "2.0", "id": n, "result": {"stopReason": "cancelled"}} for n in (3, 5, 6)
+    ], frames
     assert elapsed < 3.0, f"exited {elapsed:.2f}s after SIGTERM"
-    journal = check_journal(state_dir, SID, workspace)
-    assert journal.end_reasons() == ["cancelled"]
+    assert check_journal(state_dir, SID, workspace).end_reasons() == ["cancelled"]
+    assert check_journal(state_dir, other, workspace).end_reasons() == ["cancelled"]
 
 
 def stalled_client(tmp_path: Path, workspace: Path, agent_env: dict[str, str]) -> PipedAgent:
