@@ -105,6 +105,7 @@ def test_fdatasyncs_per_turn_are_the_barriers_not_the_chunks(
     ]
     frames, stderr, code = run_agent_raw(lines, env=env, command=command, timeout=30)
     assert code == 0, stderr.decode(errors="replace")[-2000:]
+    assert stderr == b"", "with --log-file nothing goes to stderr"
     answers = {f["id"]: f["result"]["stopReason"] for f in frames if "result" in f and f["id"] >= 3}
     assert answers == {3: "end_turn", 4: "end_turn", 5: "end_turn"}
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -106,10 +107,16 @@ def test_static_script_through_pipes(
 
 
 def test_static_script_with_regular_files_as_stdin_and_stdout(
-    tmp_path: Path, workspace: Path, state_dir: Path, agent_env: dict[str, str]
+    tmp_path: Path, workspace: Path, state_dir: Path
 ) -> None:
+    """Also: the ``acp-agent serve`` console script, options from the environment, flags win."""
     (workspace / "notes.txt").write_text("hello from notes\n", encoding="utf-8")
-    command = serve_command(model_script(tmp_path))
+    console_script = Path(sys.executable).parent / "acp-agent"
+    command = [str(console_script), "serve", "--state-dir", str(state_dir)]
+    env = {
+        "ACP_AGENT_MODEL": f"script:{model_script(tmp_path)}",
+        "ACP_AGENT_STATE_DIR": str(tmp_path / "not-this-one"),
+    }
     inbox, outbox = tmp_path / "in.jsonl", tmp_path / "out.jsonl"
     inbox.write_bytes(b"".join(script_lines(workspace)))
     with inbox.open("rb") as stdin, outbox.open("wb") as stdout:
@@ -118,7 +125,7 @@ def test_static_script_with_regular_files_as_stdin_and_stdout(
             stdin=stdin,
             stdout=stdout,
             stderr=subprocess.PIPE,
-            env=child_env(agent_env),
+            env=child_env(env),
             timeout=20,
             check=False,
         )
@@ -130,3 +137,4 @@ def test_static_script_with_regular_files_as_stdin_and_stdout(
         transcript.record_client_message(json.loads(data))
     transcript.validate()
     check_outcome(transcript.agent_frames, state_dir, workspace)
+    assert not (tmp_path / "not-this-one").exists(), "the environment won over --state-dir"
