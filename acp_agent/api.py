@@ -24,6 +24,7 @@ from pathlib import Path
 import anyio
 
 from acp_agent.content import ContentBlock, TextContent
+from acp_agent.hooks.bridge import HookSet, SessionToolHooks
 from acp_agent.journal.events import Entry, SessionHeader, Source, SourceKind, ToolCallPart, source
 from acp_agent.journal.files import FileFactory
 from acp_agent.journal.writer import JournalHealth
@@ -139,6 +140,7 @@ class Agent:
         state_dir: Path,
         model: ModelProvider,
         *,
+        hooks: HookSet | None = None,
         admission: Admission | None = None,
         tool_hooks: ToolHooks | None = None,
         tools: ToolsFactory | None = None,
@@ -149,8 +151,10 @@ class Agent:
         def deps(header: SessionHeader) -> SessionDeps:
             context = ToolContext(header.id, Path(header.cwd))
             chosen = tools(header) if tools else [ReadFile()]
-            runner = ToolRunner(chosen, context, tool_hooks)
-            return SessionDeps(model, runner, admission or AllowAll(), max_steps=max_steps)
+            hooked = SessionToolHooks(hooks) if hooks else None
+            runner = ToolRunner(chosen, context, tool_hooks or hooked)
+            admit = admission or (hooks.admission_for(header.cwd) if hooks else AllowAll())
+            return SessionDeps(model, runner, admit, max_steps=max_steps)
 
         def observe(header: SessionHeader, _deps: SessionDeps) -> SessionObserver:
             return observer(header) if observer else NullObserver()

@@ -24,12 +24,13 @@ import structlog
 from acp_agent import logs
 from acp_agent.acp.observer import AcpObserver
 from acp_agent.acp.server import AgentServer
+from acp_agent.hooks.bridge import HookSet, SessionToolHooks
+from acp_agent.hooks.config import ConfigError, load_config
 from acp_agent.journal.events import SessionHeader
 from acp_agent.model.base import ModelProvider
 from acp_agent.model.registry import BadModelSpec, make_model
 from acp_agent.options import Options
 from acp_agent.session.actor import SessionDeps, SessionObserver
-from acp_agent.session.admission import AllowAll
 from acp_agent.session.manager import SessionManager
 from acp_agent.session.toolrun import ToolRunner
 from acp_agent.tools.base import ToolContext
@@ -51,15 +52,17 @@ class _Shutdown:
 class _Wiring:
     """Builds each session's dependencies from the process-wide ones."""
 
-    def __init__(self, model: ModelProvider, observers: AcpObserver.Factory) -> None:
+    def __init__(
+        self, model: ModelProvider, hooks: HookSet, observers: AcpObserver.Factory
+    ) -> None:
         self.model = model
+        self.hooks = hooks
         self.observers = observers
 
     def deps(self, header: SessionHeader) -> SessionDeps:
         context = ToolContext(header.id, Path(header.cwd), fs=self.observers.client_fs(header.id))
-        return SessionDeps(
-            model=self.model, tools=ToolRunner([ReadFile()], context), admission=AllowAll()
-        )
+        tools = ToolRunner([ReadFile()], context, SessionToolHooks(self.hooks))
+        return SessionDeps(self.model, tools, self.hooks.admission_for(header.cwd))
 
     def observer(self, header: SessionHeader, deps: SessionDeps) -> SessionObserver:
         assert isinstance(deps.tools, ToolRunner)
@@ -79,9 +82,11 @@ async def _watch_signals(stop: _Shutdown) -> None:
                 stop.serving.cancel()
 
 
-async def _serve(options: Options, model: ModelProvider, fd_in: int, fd_out: int) -> int:
+async def _serve(
+    options: Options, model: ModelProvider, hooks: HookSet, fd_in: int, fd_out: int
+) -> int:
     observers = AcpObserver.Factory()
-    wiring = _Wiring(model, observers)
+    wiring = _Wiring(model, hooks, observers)
     stop = _Shutdown()
     server = AgentServer(observers)
     async with Connection(
@@ -115,11 +120,12 @@ def run_server(options: Options) -> int:
     logs.configure(options.log_level, options.log_file)
     try:
         model = make_model(options.model)
-    except BadModelSpec as exc:
+        hooks = HookSet.from_config(load_config(options.config).hooks)
+    except (BadModelSpec, ConfigError) as exc:
         print(f"acp-agent: {exc}", file=sys.stderr)
         return 2
     log.info("server_starting", model=model.name, state_dir=str(options.state_dir))
-    code = anyio.run(_serve, options, model, fd_in, fd_out)
+    code = anyio.run(_serve, options, model, hooks, fd_in, fd_out)
     log.info("server_stopped", exit_code=code)
     logs.shutdown()
     return code

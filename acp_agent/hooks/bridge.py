@@ -45,6 +45,8 @@ from acp_agent.hooks.waterfall import (
 )
 from acp_agent.journal.events import ToolCallPart
 from acp_agent.session.admission import Admission, Allow, Block
+from acp_agent.session.toolrun import ToolVerdict
+from acp_agent.tools.base import ToolOutput
 
 PromptHooks = Sequence[PromptListener | Registration[PromptListener]]
 ToolHooks = Sequence[ToolListener | Registration[ToolListener]]
@@ -151,3 +153,25 @@ class _BoundAdmission:
 
     async def admit(self, session_id: str, content: list[ContentBlock]) -> Allow | Block:
         return await self.hooks.admit(session_id, self.cwd, content)
+
+
+def _verdict(decision: ToolDecision) -> ToolVerdict:
+    if isinstance(decision, ToolBlock):
+        return ToolVerdict(reason=decision.reason)
+    return ToolVerdict(additional_contexts=decision.additional_contexts)
+
+
+class SessionToolHooks:
+    """``HookSet``'s tool chains in the shape ``ToolRunner`` calls (``session.toolrun``)."""
+
+    def __init__(self, hooks: HookSet) -> None:
+        self.hooks = hooks
+
+    async def before(self, session_id: str, cwd: str, call: ToolCallPart) -> ToolVerdict:
+        return _verdict(await self.hooks.pre_tool(session_id, cwd, call))
+
+    async def after(
+        self, session_id: str, cwd: str, call: ToolCallPart, output: ToolOutput
+    ) -> ToolVerdict:
+        view = ToolResultView(output.content, output.is_error)
+        return _verdict(await self.hooks.post_tool(session_id, cwd, call, view))

@@ -77,10 +77,13 @@ class CommandHook:
         return self.matcher is None or self.matcher.fullmatch(tool_name) is not None
 
     def default_source(self, call_id: str | None = None) -> Source:
+        """``{"kind": "hook", "hook", "command"}`` (contracts §7); a tool hook's context is
+        ``{"kind": "tool", ..., "callId"}`` (contracts §2: "returned by a tool hook; carries
+        callId"), still naming the hook and its command."""
         fields: dict[str, object] = {"hook": str(self.kind), "command": self.command[0]}
-        if call_id is not None:
-            fields["callId"] = call_id
-        return source(SourceKind.HOOK, **fields)
+        if call_id is None:
+            return source(SourceKind.HOOK, **fields)
+        return source(SourceKind.TOOL, **fields, callId=call_id)
 
 
 class Completed(msgspec.Struct, frozen=True):

@@ -330,7 +330,7 @@ async def test_tool_hook_contexts_carry_the_call_id(tmp_path: Path) -> None:
         (
             AdditionalContext(
                 [TextContent(text="seen")],
-                {"kind": "hook", "hook": "post_tool", "command": h.command[0], "callId": "call-1"},
+                {"kind": "tool", "hook": "post_tool", "command": h.command[0], "callId": "call-1"},
             ),
         )
     )
