@@ -73,6 +73,9 @@ class NullObserver:
     async def journal_error(self, error: str, unflushed: int) -> None:
         pass
 
+    async def titled(self, title: str) -> None:
+        pass
+
 
 @dataclass(frozen=True)
 class Injected:

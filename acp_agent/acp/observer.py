@@ -16,10 +16,12 @@ from acp_agent.acp.schema import (
     ClientCapabilities,
     ReadTextFileParams,
     ReadTextFileResult,
+    SessionInfoUpdate,
     SessionNotification,
     SessionUpdate,
 )
 from acp_agent.journal.events import Entry, SessionHeader, ToolCallPart
+from acp_agent.session.actor import SessionActor
 from acp_agent.transport.connection import Connection
 
 log = structlog.get_logger("acp_agent.acp")
@@ -51,6 +53,15 @@ class AcpObserver:
         params = JournalErrorParams(self.session_id, error, unflushed)
         await self.conn.notify("_acp_agent/journal_error", params)
 
+    async def titled(self, title: str) -> None:
+        await self._update(SessionInfoUpdate(title=title))
+
+    async def replay(self, entries: list[Entry]) -> None:
+        """``session/load``: the whole history, through the same projection as live updates."""
+        for entry in entries:
+            for update in projection.project(entry, self.catalog, live=False):
+                await self._update(update)
+
     class Factory:
         """Builds per-session observers and client file systems for one connection."""
 
@@ -59,9 +70,15 @@ class AcpObserver:
 
         def __init__(self) -> None:
             self.client_capabilities = ClientCapabilities()
+            self._observers: dict[str, AcpObserver] = {}
 
         def observer(self, header: SessionHeader, catalog: projection.ToolCatalog) -> AcpObserver:
-            return AcpObserver(self.conn, header.id, catalog)
+            observer = AcpObserver(self.conn, header.id, catalog)
+            self._observers[header.id] = observer
+            return observer
+
+        def observer_for(self, actor: SessionActor) -> AcpObserver:
+            return self._observers[actor.id]
 
         def client_fs(self, session_id: str) -> AcpClientFs | None:
             if not self.client_capabilities.fs.read_text_file:

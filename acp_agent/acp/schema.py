@@ -130,6 +130,34 @@ class PromptResult(_Wire, frozen=True):
     meta: JsonObject | None = _meta()
 
 
+class LoadSessionParams(_Wire, frozen=True):
+    """``session/load`` and ``session/resume``."""
+
+    session_id: str
+    cwd: str
+    mcp_servers: list[JsonObject] = msgspec.field(default_factory=list)
+    additional_directories: list[str] = msgspec.field(default_factory=list)
+    meta: JsonObject | None = _meta()
+
+
+class ListSessionsParams(_Wire, frozen=True):
+    cwd: str | None = None
+    cursor: str | None = None
+    meta: JsonObject | None = _meta()
+
+
+class SessionInfo(_Wire, frozen=True):
+    session_id: str
+    cwd: str
+    title: str | None = None
+    updated_at: str | None = None
+
+
+class ListSessionsResult(_Wire, frozen=True):
+    sessions: list[SessionInfo]
+    next_cursor: str | None = None
+
+
 class SessionIdParams(_Wire, frozen=True):
     session_id: str
     meta: JsonObject | None = _meta()
@@ -203,8 +231,18 @@ class ToolCallProgress(_Update, frozen=True, tag="tool_call_update"):
     meta: JsonObject | None = _meta()
 
 
+class SessionInfoUpdate(_Update, frozen=True, tag="session_info_update"):
+    title: str | None = None
+    updated_at: str | None = None
+
+
 SessionUpdate = (
-    UserMessageChunk | AgentMessageChunk | AgentThoughtChunk | ToolCallStart | ToolCallProgress
+    UserMessageChunk
+    | AgentMessageChunk
+    | AgentThoughtChunk
+    | ToolCallStart
+    | ToolCallProgress
+    | SessionInfoUpdate
 )
 
 

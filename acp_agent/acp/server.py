@@ -31,20 +31,27 @@ from acp_agent.acp.schema import (
     AgentCapabilities,
     AuthenticateParams,
     ClientCapabilities,
+    Empty,
     Implementation,
     InitializeParams,
     InitializeResult,
+    ListSessionsParams,
+    ListSessionsResult,
+    LoadSessionParams,
     NewSessionParams,
     NewSessionResult,
     PromptCapabilities,
     PromptParams,
     PromptResult,
+    SessionCapabilities,
     SessionIdParams,
+    SessionInfo,
 )
 from acp_agent.content import ContentBlock, TextContent
 from acp_agent.errors import InternalError, InvalidParams, decode_params
 from acp_agent.journal.events import SourceKind, source, source_kind
-from acp_agent.session.actor import Reply
+from acp_agent.session.actor import Reply, SessionActor
+from acp_agent.session.catalog import BadCursor, list_sessions
 from acp_agent.session.machine import Failed, Finished, Outcome, Placement, Refused
 from acp_agent.session.manager import SessionManager
 from acp_agent.transport.connection import Deferred, NotificationHandler, RequestHandler
@@ -99,6 +106,10 @@ class AgentServer:
             "authenticate": _typed(AuthenticateParams, self.authenticate),
             "session/new": _typed(NewSessionParams, self.new_session),
             "session/prompt": _typed(PromptParams, self.prompt),
+            "session/load": _typed(LoadSessionParams, self.load_session),
+            "session/resume": _typed(LoadSessionParams, self.resume_session),
+            "session/close": _typed(SessionIdParams, self.close_session),
+            "session/list": _typed(ListSessionsParams, self.list_sessions),
             "_acp_agent/inject": _typed(InjectParams, self.inject),
             "_acp_agent/steer": _typed(SteerParams, self.steer),
             "_session/steering": _typed(SteerParams, self.session_steering),
@@ -124,7 +135,11 @@ class AgentServer:
         return InitializeResult(
             protocol_version=PROTOCOL_VERSION,
             agent_capabilities=AgentCapabilities(
+                load_session=True,
                 prompt_capabilities=PromptCapabilities(embedded_context=True),
+                session_capabilities=SessionCapabilities(
+                    list_=Empty(), resume=Empty(), close=Empty()
+                ),
                 meta=CAPABILITIES,
             ),
             agent_info=Implementation(name=AGENT_NAME, version=__version__, title="acp-agent"),
@@ -144,6 +159,45 @@ class AgentServer:
         )
         actor = await self.sessions.create(params.cwd, requested, params.mcp_servers)
         return NewSessionResult(session_id=actor.id)
+
+    async def load_session(self, params: LoadSessionParams) -> dict[str, Any]:
+        """Rebuild the session from its journal and replay all of it, then answer."""
+        actor = await self._open(params)
+        await self.observers.observer_for(actor).replay(actor.entries)
+        return {}
+
+    async def resume_session(self, params: LoadSessionParams) -> dict[str, Any]:
+        """Like ``session/load`` without the replay."""
+        await self._open(params)
+        return {}
+
+    async def _open(self, params: LoadSessionParams) -> SessionActor:
+        if not os.path.isabs(params.cwd):
+            raise InvalidParams("cwd must be an absolute path", {"path": "$.cwd"})
+        actor = await self.sessions.open(params.session_id)
+        if actor.header.cwd != params.cwd:
+            log.info(
+                "session_cwd_differs",
+                session_id=actor.id,
+                journal=actor.header.cwd,
+                requested=params.cwd,
+            )
+        return actor
+
+    async def close_session(self, params: SessionIdParams) -> dict[str, Any]:
+        """Cancel the session's work, wait for it, flush and release the journal lock."""
+        actor = self.sessions.get(params.session_id)
+        await actor.cancel()
+        await self.sessions.close(actor)
+        return {}
+
+    async def list_sessions(self, params: ListSessionsParams) -> ListSessionsResult:
+        try:
+            page, cursor = list_sessions(self.sessions.state_dir, params.cwd, params.cursor)
+        except BadCursor as exc:
+            raise InvalidParams(str(exc), {"path": "$.cursor"}) from exc
+        infos = [SessionInfo(s.session_id, s.cwd, s.title, s.updated_at) for s in page]
+        return ListSessionsResult(sessions=infos, next_cursor=cursor)
 
     async def prompt(self, params: PromptParams) -> Deferred:
         actor = self.sessions.get(params.session_id)

@@ -37,7 +37,7 @@ import structlog
 from anyio.abc import TaskGroup
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
-from acp_agent.content import ContentBlock, TextContent
+from acp_agent.content import ContentBlock, TextContent, plain_text
 from acp_agent.journal.errors import JournalFlushError
 from acp_agent.journal.events import (
     AssistantPart,
@@ -64,6 +64,7 @@ from acp_agent.model.base import (
     ToolCallReady,
 )
 from acp_agent.session.admission import AdditionalContext, Admission, Allow
+from acp_agent.session.catalog import title_from
 from acp_agent.session.history import derive_messages
 from acp_agent.session.machine import (
     Abort,
@@ -136,6 +137,8 @@ class SessionObserver(Protocol):
 
     async def journal_error(self, error: str, unflushed: int) -> None: ...
 
+    async def titled(self, title: str) -> None: ...
+
 
 def now_ms() -> int:
     return time.time_ns() // 1_000_000
@@ -155,6 +158,8 @@ class SessionDeps:
     clock: Callable[[], int] = now_ms
     ids: Callable[[], str] = new_id
     max_steps: int = 64
+    remember_title: Callable[[str], None] | None = None
+    """Persists the session title (the first admitted prompt); None: titles are not kept."""
 
 
 @dataclass
@@ -176,6 +181,7 @@ class SessionActor:
         entries: list[Entry],
         deps: SessionDeps,
         observer: SessionObserver,
+        title: str | None = None,
     ) -> None:
         self.header = header
         self.id = header.id
@@ -197,6 +203,7 @@ class SessionActor:
         self._changed = _Changed()
         self._tg: TaskGroup | None = None
         self._log = log.bind(session_id=self.id)
+        self.title = title
 
     # -- public API (also the Python API's backbone) ------------------------------------------
 
@@ -362,11 +369,19 @@ class SessionActor:
         if scope.cancelled_caught or decision is None:
             return
         if isinstance(decision, Allow):
+            await self._maybe_title(decision.content)
             message = UserMessage(self.deps.ids(), decision.content, source(SourceKind.USER))
             contexts = tuple(self._context_message(c) for c in decision.additional_contexts)
             await self._post(Admitted(ticket, message, contexts))
         else:
             await self._post(Blocked(ticket, decision.reason))
+
+    async def _maybe_title(self, content: list[ContentBlock]) -> None:
+        if self.title is not None or self.deps.remember_title is None:
+            return
+        self.title = title_from(plain_text(content)) or "untitled"
+        await anyio.to_thread.run_sync(self.deps.remember_title, self.title)
+        await self.observer.titled(self.title)
 
     def _context_message(self, context: AdditionalContext) -> UserMessage:
         return UserMessage(self.deps.ids(), context.content, context.source)

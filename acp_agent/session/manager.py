@@ -7,6 +7,7 @@ holding its lock. Actors run in the manager's task group, so they live as long a
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 
 import anyio
@@ -14,18 +15,31 @@ import structlog
 from anyio.abc import TaskGroup
 
 from acp_agent.content import JsonObject
-from acp_agent.errors import InvalidParams, ResourceNotFound
-from acp_agent.journal.errors import JournalFlushError
-from acp_agent.journal.events import SessionHeader
+from acp_agent.errors import InternalError, InvalidParams, ResourceNotFound
+from acp_agent.journal.errors import JournalError, JournalFlushError, JournalLocked
+from acp_agent.journal.events import Entry, SessionHeader
 from acp_agent.journal.files import FileFactory
 from acp_agent.journal.paths import InvalidSessionId, session_dir, validate_session_id
+from acp_agent.journal.recovery import interrupted_turn_repair
 from acp_agent.journal.writer import JournalWriter
 from acp_agent.session.actor import SessionActor, SessionDeps, SessionObserver, new_id, now_ms
+from acp_agent.session.catalog import read_title, write_title
 
 log = structlog.get_logger("acp_agent.sessions")
 
 DepsFactory = Callable[[SessionHeader], SessionDeps]
 ObserverFactory = Callable[[SessionHeader, SessionDeps], SessionObserver]
+
+
+class SessionUnavailable(InternalError):
+    """A session exists on disk but its journal cannot be served."""
+
+    def __init__(self, session_id: str, cause: JournalError) -> None:
+        reason = "journal_locked" if isinstance(cause, JournalLocked) else "journal_unreadable"
+        super().__init__(
+            f"cannot open session {session_id!r}: {cause}",
+            {"reason": reason, "sessionId": session_id},
+        )
 
 
 class SessionManager:
@@ -72,9 +86,52 @@ class SessionManager:
         writer = await JournalWriter.create(directory, header, file_factory=self._file_factory)
         return await self._start(header, writer)
 
-    async def _start(self, header: SessionHeader, writer: JournalWriter) -> SessionActor:
+    async def open(self, session_id: str) -> SessionActor:
+        """The live session, or the one on disk: loaded, tail-repaired, interrupted turn closed.
+
+        Raises ``ResourceNotFound`` when there is no such session and ``SessionUnavailable``
+        when its journal cannot be served (locked by another process, corrupt): never a silent
+        fresh session.
+        """
+        live = self._sessions.get(session_id)
+        if live is not None:
+            return live
+        try:
+            validate_session_id(session_id)
+        except InvalidSessionId as exc:
+            raise InvalidParams(str(exc), {"path": "$.sessionId"}) from exc
+        directory = session_dir(self.state_dir, session_id)
+        if not directory.is_dir():
+            raise ResourceNotFound(f"unknown session {session_id!r}", {"sessionId": session_id})
+        try:
+            writer, loaded = await JournalWriter.open(directory, file_factory=self._file_factory)
+        except JournalError as exc:
+            raise SessionUnavailable(session_id, exc) from exc
+        entries = list(loaded.entries)
+        for event in interrupted_turn_repair(entries):
+            entry = Entry(seq=writer.next_seq, time=now_ms(), event=event)
+            entries.append(entry)
+            writer.append(entry)
+        await writer.flush()
+        if loaded.repaired is not None:
+            log.warning(
+                "journal_tail_moved_aside",
+                session_id=session_id,
+                side_file=str(loaded.repaired.side_file),
+            )
+        return await self._start(loaded.header, writer, entries, read_title(directory))
+
+    async def _start(
+        self,
+        header: SessionHeader,
+        writer: JournalWriter,
+        entries: list[Entry] | None = None,
+        title: str | None = None,
+    ) -> SessionActor:
         deps = self._deps_factory(header)
-        actor = SessionActor(header, writer, [], deps, self._observer_factory(header, deps))
+        deps.remember_title = partial(write_title, self.state_dir, header.id)
+        observer = self._observer_factory(header, deps)
+        actor = SessionActor(header, writer, entries or [], deps, observer, title)
         await self._tg.start(actor.run)
         self._sessions[header.id] = actor
         log.info("session_started", session_id=header.id, cwd=header.cwd)

@@ -1,0 +1,128 @@
+"""Finding sessions on disk: ``session/list`` and ``acp-agent journal list``.
+
+Listing must stay fast with thousands of sessions, so it never reads a journal past its header
+line: ``cwd`` comes from the header, ``updatedAt`` from the journal file's mtime (every durable
+append moves it), and the title from a tiny side file ``title`` written once, when the first
+direct prompt of the session is admitted. All of it is derivable from the journal, so the side
+file is written atomically but not fsynced: losing it loses nothing but a title.
+
+Pages are ordered by ``updatedAt`` (newest first), then id; the cursor names the last item of the
+previous page, so sessions updated while a client pages cannot make it skip or repeat others.
+"""
+
+from __future__ import annotations
+
+import base64
+import os
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+
+import msgspec
+
+from acp_agent.journal.events import SessionHeader
+from acp_agent.journal.paths import InvalidSessionId, journal_path, session_dir, validate_session_id
+
+TITLE_FILE = "title"
+TITLE_LENGTH = 80
+PAGE_SIZE = 100
+
+_HEADER = msgspec.json.Decoder(SessionHeader)
+
+
+@dataclass(frozen=True)
+class SessionSummary:
+    session_id: str
+    cwd: str
+    updated_ns: int
+    title: str | None
+
+    @property
+    def updated_at(self) -> str:
+        moment = datetime.fromtimestamp(self.updated_ns / 1e9, UTC)
+        return moment.isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+    def key(self) -> tuple[int, str]:
+        return (-self.updated_ns, self.session_id)
+
+
+class BadCursor(ValueError):
+    pass
+
+
+def title_from(text: str) -> str:
+    line = " ".join(text.split())
+    return line if len(line) <= TITLE_LENGTH else line[: TITLE_LENGTH - 1] + "…"
+
+
+def write_title(state_dir: Path, session_id: str, title: str) -> None:
+    directory = session_dir(state_dir, session_id)
+    tmp = directory / f".{TITLE_FILE}.tmp"
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    try:
+        os.write(fd, title.encode())
+    finally:
+        os.close(fd)
+    os.replace(tmp, directory / TITLE_FILE)
+
+
+def read_title(directory: Path) -> str | None:
+    try:
+        return (directory / TITLE_FILE).read_text(encoding="utf-8") or None
+    except (OSError, UnicodeDecodeError):
+        return None
+
+
+def summary(state_dir: Path, session_id: str) -> SessionSummary | None:
+    """One session's listing data from its header, mtime and title; None if unreadable."""
+    directory = session_dir(state_dir, session_id)
+    path = journal_path(directory)
+    try:
+        with path.open("rb") as file:
+            header = _HEADER.decode(file.readline())
+        updated = path.stat().st_mtime_ns
+    except (OSError, msgspec.DecodeError):
+        return None
+    return SessionSummary(header.id, header.cwd, updated, read_title(directory))
+
+
+def all_summaries(state_dir: Path) -> list[SessionSummary]:
+    root = state_dir / "sessions"
+    try:
+        names = os.listdir(root)
+    except FileNotFoundError:
+        return []
+    found = []
+    for name in names:
+        try:
+            validate_session_id(name)
+        except InvalidSessionId:
+            continue
+        item = summary(state_dir, name)
+        if item is not None:
+            found.append(item)
+    return sorted(found, key=SessionSummary.key)
+
+
+def encode_cursor(item: SessionSummary) -> str:
+    return base64.urlsafe_b64encode(f"{item.updated_ns}:{item.session_id}".encode()).decode()
+
+
+def decode_cursor(cursor: str) -> tuple[int, str]:
+    try:
+        updated, _, session_id = base64.urlsafe_b64decode(cursor.encode()).decode().partition(":")
+        return (-int(updated), session_id)
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise BadCursor(f"invalid cursor {cursor!r}") from exc
+
+
+def list_sessions(
+    state_dir: Path, cwd: str | None = None, cursor: str | None = None, limit: int = PAGE_SIZE
+) -> tuple[list[SessionSummary], str | None]:
+    items = [s for s in all_summaries(state_dir) if cwd is None or s.cwd == cwd]
+    if cursor is not None:
+        after = decode_cursor(cursor)
+        items = [s for s in items if s.key() > after]
+    page = items[:limit]
+    more = len(items) > limit
+    return page, encode_cursor(page[-1]) if more and page else None
