@@ -20,7 +20,7 @@ from typing import Any
 
 from acp_agent.journal.invariant import check_file
 from tests.support.acp_schema import AcpSchema, JsonObject
-from tests.support.recording import Transcript, agent_command, decode_agent_line
+from tests.support.recording import RecordedAgent, Transcript, agent_command, decode_agent_line
 
 JOURNAL = "journal.jsonl"
 HEADER_KEYS = {"type", "version", "id", "createdAt", "cwd"}
@@ -103,12 +103,35 @@ def line(frame: JsonObject) -> bytes:
 # --- reading what the agent wrote -------------------------------------------------------------
 
 
+# The updates a turn produces. Others (a session title, available commands, ...) may come and
+# go as the server grows; the scenarios here are about these.
+TURN_UPDATE_KINDS = frozenset(
+    {"agent_message_chunk", "agent_thought_chunk", "tool_call", "tool_call_update"}
+)
+
+
 def is_update(frame: JsonObject, session_id: str | None = None) -> bool:
     return (
         frame.get("method") == "session/update"
         and "id" not in frame
         and (session_id is None or frame["params"]["sessionId"] == session_id)
     )
+
+
+def is_turn_update(frame: JsonObject, session_id: str | None = None) -> bool:
+    """A ``session/update`` of one of the ``TURN_UPDATE_KINDS``."""
+    return (
+        is_update(frame, session_id)
+        and frame["params"]["update"]["sessionUpdate"] in TURN_UPDATE_KINDS
+    )
+
+
+def turn_updates_so_far(agent: RecordedAgent, session_id: str) -> list[JsonObject]:
+    return [
+        update
+        for update in agent.transcript.session_updates(session_id)
+        if update["sessionUpdate"] in TURN_UPDATE_KINDS
+    ]
 
 
 def response_index(frames: Sequence[JsonObject], request_id: Any) -> int:
@@ -154,6 +177,33 @@ def tool_text(update: JsonObject) -> str:
         for item in update.get("content") or []
         if item.get("type") == "content" and item["content"].get("type") == "text"
     )
+
+
+def answer_index(agent: RecordedAgent, text: str) -> int:
+    """Where, among the agent's frames, the answer to the prompt ``text`` is."""
+    request_id = sent_request_id(agent.transcript, "session/prompt", text)
+    return response_index(agent.transcript.agent_frames, request_id)
+
+
+def turn_updates(
+    agent: RecordedAgent, session_id: str, text: str, after: int = -1
+) -> list[JsonObject]:
+    """The session's turn updates between frame ``after`` and the answer to the prompt ``text``."""
+    frames = agent.transcript.agent_frames
+    answer = answer_index(agent, text)
+    return [
+        frames[i]["params"]["update"]
+        for i in range(after + 1, answer)
+        if is_turn_update(frames[i], session_id)
+    ]
+
+
+def assert_nothing_after(agent: RecordedAgent, session_id: str, text: str) -> None:
+    """No update of the session was written after the answer to the prompt ``text``."""
+    frames = agent.transcript.agent_frames
+    answer = answer_index(agent, text)
+    late = [f for f in frames[answer + 1 :] if is_turn_update(f, session_id)]
+    assert not late, f"updates written after the answer to {text!r}: {late}"
 
 
 async def wait_until(predicate: Callable[[], bool], what: str, within: float = 10.0) -> None:

@@ -389,12 +389,11 @@ def test_a_corpus_of_bad_lines_between_valid_requests(
         (3, "end_turn"),
         (5, "end_turn"),
     ]
-    texts = [
-        f["params"]["update"]["content"]["text"]
-        for f in frames
-        if f.get("method") == "session/update"
-    ]
+    updates = [f["params"]["update"] for f in frames if f.get("method") == "session/update"]
+    texts = [u["content"]["text"] for u in updates if u["sessionUpdate"] == "agent_message_chunk"]
     assert texts == ["ok", "ok again"]
+    titles = [u["title"] for u in updates if u["sessionUpdate"] == "session_info_update"]
+    assert len(titles) == 1  # the session got its title from its first prompt
 
 
 def vm_kib(pid: int, field: str) -> int:

@@ -29,6 +29,7 @@ import pytest
 from tests.integration.support import (
     check_journal,
     initialize,
+    is_turn_update,
     is_update,
     line,
     new_session,
@@ -114,7 +115,15 @@ def answer(request_id: int) -> Callable[[JsonObject], bool]:
 
 
 def first_update(frame: JsonObject) -> bool:
-    return is_update(frame, SID)
+    return is_turn_update(frame, SID)
+
+
+async def next_frame(agent: RawAgent) -> JsonObject:
+    """The next frame, skipping updates that are not about the turn (a session title...)."""
+    while True:
+        frame = await agent.recv()
+        if not is_update(frame) or is_turn_update(frame):
+            return frame
 
 
 def handshake(workspace: Path) -> list[JsonObject]:
@@ -156,12 +165,12 @@ async def test_stdin_eof_mid_turn_lets_the_turn_finish(
     async with RawAgent(serve_command(script), env=agent_env) as agent:
         for frame in handshake(workspace):
             await agent.send(frame)
-        await agent.recv(), await agent.recv()
+        await next_frame(agent), await next_frame(agent)
         await agent.send(prompt(3, SID, "long answer"))
-        first = await agent.recv()
-        assert is_update(first, SID), first
+        first = await next_frame(agent)
+        assert is_turn_update(first, SID), first
         await agent.close_stdin()
-        rest = [await agent.recv() for _ in range(len(chunks))]
+        rest = [await next_frame(agent) for _ in range(len(chunks))]
         assert rest[-1] == {"jsonrpc": "2.0", "id": 3, "result": {"stopReason": "end_turn"}}
         assert await agent.wait_exit() == 0
     texts = [f["params"]["update"]["content"]["text"] for f in [first, *rest[:-1]]]
@@ -187,18 +196,18 @@ async def test_sigterm_mid_turn_cancels_answers_and_exits_0(
     async with RawAgent(serve_command(script), env=agent_env) as agent:
         for frame in handshake(workspace):
             await agent.send(frame)
-        await agent.recv(), await agent.recv()
+        await next_frame(agent), await next_frame(agent)
         await agent.send(prompt(3, SID, "hang"))
-        assert is_update(await agent.recv(), SID)
+        assert is_turn_update(await next_frame(agent), SID)
         await agent.send(new_session(4, workspace, other))
-        assert (await agent.recv())["result"] == {"sessionId": other}
+        assert (await next_frame(agent))["result"] == {"sessionId": other}
         await agent.send(prompt(5, other, "hang too"))
-        assert is_update(await agent.recv(), other)
+        assert is_turn_update(await next_frame(agent), other)
         await agent.send(prompt(6, SID, "queued behind the hang"))
         await asyncio.sleep(0.2)
         agent.process.send_signal(signal.SIGTERM)
         signalled = time.monotonic()
-        frames = [await agent.recv() for _ in range(3)]
+        frames = [await next_frame(agent) for _ in range(3)]
         assert await agent.wait_exit(5) == 0
         elapsed = time.monotonic() - signalled
     print(f"SIGTERM mid-turn: exit after {elapsed * 1000:.0f} ms")
@@ -318,7 +327,8 @@ def test_stderr_that_nobody_reads_never_blocks_the_agent(
     texts = [
         f["params"]["update"]["content"]["text"]
         for f in agent.transcript.agent_frames
-        if is_update(f, SID)
+        if is_turn_update(f, SID)
+        and f["params"]["update"]["sessionUpdate"] == "agent_message_chunk"
     ]
     assert texts == chunks
     agent.transcript.validate()
