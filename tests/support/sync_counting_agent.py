@@ -1,9 +1,12 @@
-"""The real agent, with every ``fsync``/``fdatasync`` it makes recorded to a file.
+"""The real agent, with every ``fsync``/``fdatasync`` it makes recorded, and optionally slowed.
 
 ``ACP_AGENT_TEST_SYNC_LOG`` names the record: one JSON line per call, ``{"call", "path",
 "size"}`` — the file the descriptor points at (from ``/proc/self/fd``) and its size when the
 call was made. A test maps a journal's size to the last complete line in it, so it can tell
 exactly which events each sync made durable.
+
+``ACP_AGENT_TEST_SYNC_DELAY_MS``, if set, makes each call sleep that long first: a slow disk,
+which widens the window in which a journal barrier is in progress.
 
 Run as a script (``python tests/support/sync_counting_agent.py --model ...``), like
 ``fake_agent.py``.
@@ -14,6 +17,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -22,10 +26,14 @@ from acp_agent import cli
 
 PATH = Path(__file__).resolve()
 ENV = "ACP_AGENT_TEST_SYNC_LOG"
+DELAY_ENV = "ACP_AGENT_TEST_SYNC_DELAY_MS"
 
 
-def _recording(call: str, sync: Callable[[Any], None], log_fd: int) -> Callable[[Any], None]:
+def _recording(
+    call: str, sync: Callable[[Any], None], log_fd: int, delay: float
+) -> Callable[[Any], None]:
     def recorded(target: Any) -> None:
+        time.sleep(delay)
         sync(target)
         fd = target if isinstance(target, int) else target.fileno()
         record = {
@@ -45,6 +53,7 @@ def command(*args: str) -> list[str]:
 
 if __name__ == "__main__":
     log_fd = os.open(os.environ[ENV], os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
-    os.fdatasync = _recording("fdatasync", os.fdatasync, log_fd)  # type: ignore[assignment]
-    os.fsync = _recording("fsync", os.fsync, log_fd)  # type: ignore[assignment]
+    delay = int(os.environ.get(DELAY_ENV, "0")) / 1000
+    os.fdatasync = _recording("fdatasync", os.fdatasync, log_fd, delay)  # type: ignore[assignment]
+    os.fsync = _recording("fsync", os.fsync, log_fd, delay)  # type: ignore[assignment]
     sys.exit(cli.main())
