@@ -27,6 +27,7 @@ from typing import IO
 import pytest
 
 from tests.integration.support import (
+    cancel,
     check_journal,
     initialize,
     is_turn_update,
@@ -35,6 +36,7 @@ from tests.integration.support import (
     new_session,
     prompt,
     read_call,
+    request,
     serve_command,
     write_script,
 )
@@ -126,6 +128,14 @@ async def next_frame(agent: RawAgent) -> JsonObject:
             return frame
 
 
+def vm_kib(pid: int, field: str) -> int:
+    """``VmRSS`` / ``VmHWM`` of a process, in KiB (Linux)."""
+    for text in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if text.startswith(field + ":"):
+            return int(text.split()[1])
+    raise AssertionError(f"no {field} in /proc/{pid}/status")
+
+
 def handshake(workspace: Path) -> list[JsonObject]:
     return [initialize(1), new_session(2, workspace, SID)]
 
@@ -182,6 +192,35 @@ async def test_stdin_eof_mid_turn_lets_the_turn_finish(
     assert journal.end_reasons() == ["completed"]
     (message,) = journal.of_type("assistant/message")
     assert message["content"] == [{"type": "text", "text": "".join(chunks)}]
+
+
+async def test_stdin_eof_while_a_tool_waits_for_the_client(
+    tmp_path: Path, workspace: Path, state_dir: Path, agent_env: dict[str, str]
+) -> None:
+    """No answer to ``fs/read_text_file`` can come after EOF: the tool fails, the turn goes on."""
+    script = write_script(
+        tmp_path / "script.jsonl", {"toolCalls": [read_call("c1", "a.txt")]}, {"text": "fin"}
+    )
+    fs_client = {"protocolVersion": 1, "clientCapabilities": {"fs": {"readTextFile": True}}}
+    async with RawAgent(serve_command(script), env=agent_env) as agent:
+        await agent.send(request(1, "initialize", fs_client))
+        await agent.send(new_session(2, workspace, SID))
+        await next_frame(agent), await next_frame(agent)
+        await agent.send(prompt(3, SID, "read it"))
+        frames = [await next_frame(agent) for _ in range(3)]
+        assert frames[-1]["method"] == "fs/read_text_file", frames
+        await agent.close_stdin()
+        rest = [await next_frame(agent) for _ in range(3)]
+        assert await agent.wait_exit() == 0
+    kinds = [
+        (f["params"]["update"]["sessionUpdate"], f["params"]["update"].get("status"))
+        for f in rest[:2]
+    ]
+    assert kinds == [("tool_call_update", "failed"), ("agent_message_chunk", None)]
+    assert rest[2] == {"jsonrpc": "2.0", "id": 3, "result": {"stopReason": "end_turn"}}
+    journal = check_journal(state_dir, SID, workspace)
+    assert journal.end_reasons() == ["completed"]
+    assert [r["isError"] for r in journal.of_type("tool/result")] == [True]
 
 
 # --- signals ------------------------------------------------------------------------------------
@@ -299,6 +338,42 @@ def test_client_closing_our_stdout_mid_turn_ends_the_process_cleanly(
     assert len(log) < 64 * 1024, f"{len(log)} bytes of stderr for one broken pipe"
     journal = check_journal(state_dir, SID, workspace)
     assert journal.end_reasons() == ["cancelled"]
+
+
+def test_a_client_that_pauses_reading_then_cancels(
+    tmp_path: Path, workspace: Path, state_dir: Path, agent_env: dict[str, str]
+) -> None:
+    """reliability.md scenario 8: memory bounded, cancel honoured, updates before the answer."""
+    chunks = ["y" * 4096 for _ in range(20_000)]  # ~80 MiB of updates if nothing held them back
+    # The first turn makes the agent load the (80 MiB) script, before the baseline is taken.
+    script = write_script(tmp_path / "script.jsonl", {"text": "warm"}, {"chunks": chunks})
+    with (tmp_path / "stderr.log").open("wb") as stderr:
+        agent = PipedAgent(serve_command(script), agent_env, stderr)
+    try:
+        agent.send(*handshake(workspace), prompt(3, SID, "warm up"))
+        agent.read_until(answer(3))
+        baseline = vm_kib(agent.proc.pid, "VmRSS")
+        agent.send(prompt(4, SID, "flood"))
+        agent.read_until(first_update)
+        time.sleep(2.0)  # the client stops reading; the agent must hold back, not buffer
+        paused = vm_kib(agent.proc.pid, "VmRSS")
+        agent.send(cancel(SID))  # stdin is read independently of the stalled stdout
+        final = agent.read_until(answer(4), within=20)
+        agent.stdin.close()
+        assert agent.wait(10) == 0
+    finally:
+        agent.kill()
+    assert final["result"] == {"stopReason": "cancelled"}
+    frames = agent.transcript.agent_frames
+    answered = next(i for i, f in enumerate(frames) if answer(4)(f))
+    assert not [f for f in frames[answered + 1 :] if is_turn_update(f, SID)]
+    warmed = next(i for i, f in enumerate(frames) if answer(3)(f))
+    streamed = sum(1 for f in frames[warmed + 1 : answered] if is_turn_update(f, SID))
+    print(f"paused client: {streamed} of {len(chunks)} chunks sent; RSS {baseline} -> {paused} KiB")
+    assert 0 < streamed < len(chunks), "the cancel did not stop the stream"
+    assert paused - baseline < 32 * 1024, f"RSS grew by {(paused - baseline) // 1024} MiB"
+    agent.transcript.validate()
+    assert check_journal(state_dir, SID, workspace).end_reasons() == ["completed", "cancelled"]
 
 
 def test_stderr_that_nobody_reads_never_blocks_the_agent(
