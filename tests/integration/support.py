@@ -50,6 +50,14 @@ def write_script(path: Path, *lines: JsonObject) -> Path:
     return path
 
 
+def read_jsonl(path: Path) -> list[JsonObject]:
+    """The objects of a JSON-lines file, split at newline bytes only.
+
+    ``str.splitlines`` would also split at U+2028 and friends, which JSON strings may hold raw.
+    """
+    return [json.loads(text) for text in path.read_bytes().split(b"\n") if text.strip()]
+
+
 def read_call(call_id: str, path: str) -> JsonObject:
     return {"id": call_id, "name": "read_file", "arguments": {"path": path}}
 
@@ -261,7 +269,7 @@ def check_journal(state_dir: Path, session_id: str, cwd: Path | None = None) -> 
     check_modes(state_dir, directory)
     raw = path.read_bytes()
     assert raw.endswith(b"\n"), "the journal's last line has no newline"
-    lines = [json.loads(text) for text in raw.decode("utf-8").splitlines()]
+    lines = [json.loads(text) for text in raw.split(b"\n")[:-1]]
     header, events = lines[0], lines[1:]
     check_header(header, session_id, cwd)
     for expected_seq, event in enumerate(events, start=1):

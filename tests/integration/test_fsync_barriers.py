@@ -13,7 +13,6 @@ lines must tell the same story.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
@@ -26,6 +25,7 @@ from tests.integration.support import (
     new_session,
     prompt,
     read_call,
+    read_jsonl,
     session_path,
     write_script,
 )
@@ -52,8 +52,7 @@ def durable_seqs_of_syncs(sync_log: Path, journal_path: Path) -> list[int]:
         offset += len(raw)
         seq_at[offset] = seq  # seq 0: the header alone
     seqs = []
-    for text in sync_log.read_text().splitlines():
-        record = json.loads(text)
+    for record in read_jsonl(sync_log):
         if record["path"] != str(journal_path):
             continue
         assert record["call"] == "fdatasync", record
@@ -63,7 +62,7 @@ def durable_seqs_of_syncs(sync_log: Path, journal_path: Path) -> list[int]:
 
 
 def durable_seqs_of_logs(log_file: Path) -> list[int]:
-    events = [json.loads(text) for text in log_file.read_text().splitlines()]
+    events = read_jsonl(log_file)
     return [
         e["durable_seq"]
         for e in events

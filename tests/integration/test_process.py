@@ -226,8 +226,13 @@ async def test_stdin_eof_while_a_tool_waits_for_the_client(
 # --- signals ------------------------------------------------------------------------------------
 
 
-async def test_sigterm_mid_turn_cancels_answers_and_exits_0(
-    tmp_path: Path, workspace: Path, state_dir: Path, agent_env: dict[str, str]
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "SIGINT"])
+async def test_a_signal_mid_turn_cancels_answers_and_exits_0(
+    tmp_path: Path,
+    workspace: Path,
+    state_dir: Path,
+    agent_env: dict[str, str],
+    signum: signal.Signals,
 ) -> None:
     hang = {"chunks": ["thinking..."], "hang": True}
     script = write_script(tmp_path / "script.jsonl", hang, hang)
@@ -244,16 +249,16 @@ async def test_sigterm_mid_turn_cancels_answers_and_exits_0(
         assert is_turn_update(await next_frame(agent), other)
         await agent.send(prompt(6, SID, "queued behind the hang"))
         await asyncio.sleep(0.2)
-        agent.process.send_signal(signal.SIGTERM)
+        agent.process.send_signal(signum)
         signalled = time.monotonic()
         frames = [await next_frame(agent) for _ in range(3)]
         assert await agent.wait_exit(5) == 0
         elapsed = time.monotonic() - signalled
-    print(f"SIGTERM mid-turn: exit after {elapsed * 1000:.0f} ms")
+    print(f"{signum.name} mid-turn: exit after {elapsed * 1000:.0f} ms")
     assert sorted(frames, key=lambda f: f["id"]) == [
         {"jsonrpc": "2.0", "id": n, "result": {"stopReason": "cancelled"}} for n in (3, 5, 6)
     ], frames
-    assert elapsed < 3.0, f"exited {elapsed:.2f}s after SIGTERM"
+    assert elapsed < 3.0, f"exited {elapsed:.2f}s after {signum.name}"
     assert check_journal(state_dir, SID, workspace).end_reasons() == ["cancelled"]
     assert check_journal(state_dir, other, workspace).end_reasons() == ["cancelled"]
 

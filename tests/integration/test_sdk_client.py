@@ -10,7 +10,6 @@ checks the agent exits 0 once its stdin closes. Tool calls: ``test_sdk_tools.py`
 from __future__ import annotations
 
 import asyncio
-import json
 from pathlib import Path
 
 import pytest
@@ -26,6 +25,7 @@ from tests.integration.support import (
     answer_index,
     assert_nothing_after,
     check_journal,
+    read_jsonl,
     serve_command,
     turn_updates,
     turn_updates_so_far,
@@ -75,6 +75,26 @@ async def test_streamed_text_turn(
     assert assistant["content"] == [{"type": "text", "text": "Hello, world"}]
     assert assistant["id"] == message_ids.pop(), "live messageId differs from the journal's id"
     assert journal.end_reasons() == ["completed"]
+
+
+async def test_awkward_text_round_trips_unchanged(
+    tmp_path: Path, workspace: Path, state_dir: Path, agent_env: dict[str, str]
+) -> None:
+    """Newlines, NUL, U+2028 and astral characters: escaped on the wire, one frame per line."""
+    chunks = ["line 1\nline 2\r\n", "nul \x00 tab \t", "sep \u2028 \u2029", "astral \U0001f600"]
+    script = write_script(tmp_path / "script.jsonl", {"chunks": chunks})
+    prompt_text = 'quote " backslash \\ newline \n emoji \U0001f680'
+    async with recorded_agent(command=serve_command(script), env=agent_env) as agent:
+        sid = await agent.handshake(workspace)
+        assert (await agent.prompt_text(sid, prompt_text)).stop_reason == "end_turn"
+        updates = turn_updates(agent, sid, "emoji")
+    assert [u["content"]["text"] for u in updates] == chunks
+    assert agent.client.agent_text(sid) == "".join(chunks)
+    journal = check_journal(state_dir, sid, workspace)
+    (user,) = journal.of_type("user/message")
+    assert user["content"] == [{"type": "text", "text": prompt_text}]
+    (assistant,) = journal.of_type("assistant/message")
+    assert assistant["content"] == [{"type": "text", "text": "".join(chunks)}]
 
 
 async def test_thought_streams_as_agent_thought_chunk(
@@ -137,7 +157,7 @@ async def test_prompt_with_resource_link_and_embedded_context(
     journal = check_journal(state_dir, sid, workspace)
     (user,) = journal.of_type("user/message")
     assert user["content"] == blocks
-    (logged,) = [json.loads(text) for text in requests.read_text().splitlines()]
+    (logged,) = read_jsonl(requests)
     assert logged["messages"][0]["content"] == blocks
 
 

@@ -8,7 +8,6 @@ going ``pending`` -> ``in_progress`` -> ``completed`` / ``failed``, results jour
 from __future__ import annotations
 
 import asyncio
-import json
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +20,7 @@ from tests.integration.support import (
     assert_nothing_after,
     check_journal,
     read_call,
+    read_jsonl,
     serve_command,
     tool_text,
     tool_trace,
@@ -110,7 +110,7 @@ async def test_read_file_batch_through_the_client_fs(
     assert results[0]["content"] == [{"type": "text", "text": "alpha from the editor\n"}]
 
     # contracts §5: each model request is logged; the second one carries both results.
-    logged = [json.loads(text) for text in requests.read_text().splitlines()]
+    logged = read_jsonl(requests)
     assert [(r["sessionId"], r["turn"], r["step"]) for r in logged] == [(sid, 1, 1), (sid, 1, 2)]
     assert all(r["tools"] == ["read_file"] for r in logged)
     assert [m["role"] for m in logged[1]["messages"]] == ["user", "assistant", "tool", "tool"]
