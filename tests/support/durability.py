@@ -1,0 +1,138 @@
+"""Helpers of the durability suite (``tests/durability``): journals, model requests, golden files.
+
+- ``logged_requests`` reads the ``ACP_AGENT_SCRIPT_REQUESTS`` log of the script model.
+- ``history_before`` / ``encoded_history``: the model-visible history the journal holds at the
+  moment a request was made (every entry up to that request's ``step/start``), encoded exactly as
+  the script model logs it (``msgspec.json.encode`` of ``acp_agent.model.base`` messages). The
+  check "model-visible = logged" compares the two.
+- ``Normalizer`` replaces what changes from run to run (message ids, the session id, the
+  workspace path) with stable placeholders, so replayed frames can be compared with a golden file.
+- ``golden`` compares with a file under ``fixtures/golden/``, or (re)writes it when the
+  environment says ``UPDATE_GOLDEN=1``.
+- ``journal_check_cli`` runs ``python -m acp_agent journal check ID --state-dir DIR``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import msgspec
+
+from acp_agent.journal.events import Entry, StepStart
+from acp_agent.journal.reader import load_journal
+from acp_agent.session.history import derive_messages
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+GOLDEN_DIR = REPO_ROOT / "fixtures" / "golden"
+UPDATE_GOLDEN_ENV = "UPDATE_GOLDEN"
+
+JsonObject = dict[str, Any]
+CLI = [sys.executable, "-m", "acp_agent"]
+
+
+# --- the journal and the model requests -------------------------------------------------------
+
+
+def journal_file(state_dir: Path, session_id: str) -> Path:
+    return state_dir / "sessions" / session_id / "journal.jsonl"
+
+
+def logged_requests(path: Path) -> list[JsonObject]:
+    """Every model request the script model logged (``[]`` when none was made)."""
+    if not path.exists():
+        return []
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+
+
+def history_before(entries: Sequence[Entry], turn: int, step: int) -> list[Entry]:
+    """The entries up to and including the ``step/start`` of (``turn``, ``step``).
+
+    A model request is made right after its ``step/start`` is durable, so these are the entries
+    the journal held when the request was built.
+    """
+    for index, entry in enumerate(entries):
+        event = entry.event
+        if isinstance(event, StepStart) and (event.turn, event.step) == (turn, step):
+            return list(entries[: index + 1])
+    raise AssertionError(f"the journal has no step/start for turn {turn} step {step}")
+
+
+def encoded_history(entries: Sequence[Entry]) -> list[JsonObject]:
+    """``derive_messages(entries)`` as the JSON the script model logs for a request."""
+    decoded: list[JsonObject] = json.loads(msgspec.json.encode(derive_messages(entries)))
+    return decoded
+
+
+def journal_history_for(state_dir: Path, session_id: str, request: JsonObject) -> list[JsonObject]:
+    """What the journal says the model should have seen for the logged ``request``."""
+    entries = load_journal(journal_file(state_dir, session_id)).entries
+    return encoded_history(history_before(entries, request["turn"], request["step"]))
+
+
+# --- normalizing frames -----------------------------------------------------------------------
+
+
+@dataclass
+class Normalizer:
+    """Stable placeholders for run-dependent values in JSON (``<msg-1>``, ``<session>``, ...)."""
+
+    session_id: str
+    cwd: Path
+    ids: dict[str, str] = field(default_factory=dict)
+
+    def message_id(self, value: str) -> str:
+        if value not in self.ids:
+            self.ids[value] = f"<msg-{len(self.ids) + 1}>"
+        return self.ids[value]
+
+    def __call__(self, value: Any, key: str | None = None) -> Any:
+        if isinstance(value, dict):
+            return {k: self(v, k) for k, v in value.items()}
+        if isinstance(value, list):
+            return [self(item) for item in value]
+        if isinstance(value, str):
+            if key == "messageId":
+                return self.message_id(value)
+            if key == "sessionId" and value == self.session_id:
+                return "<session>"
+            return value.replace(str(self.cwd), "<cwd>")
+        return value
+
+
+# --- golden files -----------------------------------------------------------------------------
+
+
+def golden(name: str, actual: Any) -> None:
+    """Compare ``actual`` with ``fixtures/golden/<name>``; rewrite it when ``UPDATE_GOLDEN=1``."""
+    path = GOLDEN_DIR / name
+    text = json.dumps(actual, indent=2, ensure_ascii=False, sort_keys=True) + "\n"
+    if os.environ.get(UPDATE_GOLDEN_ENV) == "1":
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+        return
+    assert path.is_file(), f"no golden file {path}: run once with {UPDATE_GOLDEN_ENV}=1"
+    expected = json.loads(path.read_text(encoding="utf-8"))
+    assert actual == expected, (
+        f"differs from the golden file {path} (rerun with {UPDATE_GOLDEN_ENV}=1 if the change is"
+        f" intended)\nactual:\n{text}"
+    )
+
+
+# --- the journal CLI --------------------------------------------------------------------------
+
+
+def journal_check_cli(state_dir: Path, session_id: str) -> subprocess.CompletedProcess[str]:
+    """``python -m acp_agent journal check ID --state-dir DIR`` (run, not asserted)."""
+    return subprocess.run(
+        [*CLI, "journal", "check", session_id, "--state-dir", str(state_dir)],
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
