@@ -40,7 +40,7 @@ from acp_agent.transport.stdio import FdSink, FdSource, take_stdin, take_stdout
 
 log = structlog.get_logger("acp_agent.app")
 
-SIGNAL_GRACE_S = 2.5
+SIGNAL_GRACE_S = 2.0
 
 
 @dataclass

@@ -204,6 +204,7 @@ class SessionActor:
         self._tg: TaskGroup | None = None
         self._log = log.bind(session_id=self.id)
         self.title = title
+        self._cancel_pending = False
 
     # -- public API (also the Python API's backbone) ------------------------------------------
 
@@ -239,6 +240,9 @@ class SessionActor:
         return placement
 
     async def cancel(self) -> None:
+        # Seen at once, before the machine gets the input: a prompt answered while this cancel
+        # waits in the mailbox (say, during the turn-end fsync) is answered ``cancelled``.
+        self._cancel_pending = True
         await self._post(Cancel())
 
     def quiescent(self) -> bool:
@@ -273,6 +277,8 @@ class SessionActor:
                 async for input_ in self._receive:
                     for effect in self.machine.feed(input_):
                         await self._execute(effect)
+                    if isinstance(input_, Cancel):
+                        self._cancel_pending = False
                     self._changed.fire()
             tg.cancel_scope.cancel()
 
@@ -310,6 +316,8 @@ class SessionActor:
                 if scope is not None:
                     scope.cancel()
             case Resolve(ref=ref, outcome=outcome):
+                if self._cancel_pending:  # the cancel raced the natural end: it wins
+                    outcome = Finished(StopReason.CANCELLED)
                 self._replies.pop(ref).set(outcome)
             case Placed(ref=ref, placement=placement):
                 self._replies.pop(ref).set(placement)

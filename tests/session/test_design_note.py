@@ -295,6 +295,8 @@ async def test_failed_idle_flush_is_reported_not_an_agent_error_and_retried(
         async def journal_error(self, error: str, unflushed: int) -> None:
             errors.append((error, unflushed))
 
+        async def titled(self, title: str) -> None: ...
+
     from acp_agent.api import Agent
     from acp_agent.model.script import ScriptModel
 
