@@ -56,6 +56,10 @@ class _File(msgspec.Struct, frozen=True):
     hooks: _HooksTable = _HooksTable()
 
 
+ConfigFile = _File
+"""The config file's shape (other top-level tables are allowed); ``schemas/config.schema.json``."""
+
+
 @dataclass(frozen=True)
 class HooksConfig:
     """The configured command hooks of each kind, in file order."""

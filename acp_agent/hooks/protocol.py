@@ -115,6 +115,10 @@ class _Answer(msgspec.Struct, frozen=True, rename="camel"):
 _decoder = msgspec.json.Decoder(_Answer)
 
 
+HookOutput = _Answer
+"""What a hook may print on stdout (its JSON form); ``schemas/hook-output.schema.json``."""
+
+
 def parse_answer(kind: HookKind, stdout: bytes, source: Source, label: str) -> PromptDecision:
     """Interpret an exit-0 stdout. ``source`` is the default for contexts; ``label`` names the
     hook in a reason-less block. Raises ``HookFailure`` for anything outside the dialect."""
