@@ -19,24 +19,31 @@ import asyncio
 import json
 import sys
 import time
-from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 import pytest
-from acp import PROTOCOL_VERSION, RequestError
+from acp import RequestError
 
 from acp_agent.api import Agent
 from acp_agent.model.script import ScriptModel
 from tests.integration.support import check_journal, read_call, serve_command, write_script
 from tests.support.durability import (
     Normalizer,
+    agent_said,
     golden,
+    initialize,
+    inject,
     journal_file,
     journal_history_for,
+    last_request_id,
     logged_requests,
+    text,
+    until,
+    updates_before_response,
+    when_idle,
 )
 from tests.support.recording import RecordedAgent, RecordingClient, recorded_agent
 
@@ -69,35 +76,6 @@ def hook_config(tmp_path: Path) -> Path:
         f"[[hooks.prompt_submit]]\ncommand = {json.dumps([sys.executable, str(hook)])}\n"
     )
     return config
-
-
-def text(value: str) -> list[dict[str, str]]:
-    return [{"type": "text", "text": value}]
-
-
-async def until(predicate: Callable[[], bool], what: str, within: float = 10.0) -> None:
-    deadline = time.monotonic() + within
-    while not predicate():
-        assert time.monotonic() < deadline, f"timed out waiting for {what}"
-        await asyncio.sleep(0.01)
-
-
-def agent_said(agent: RecordedAgent, sid: str, fragment: str) -> bool:
-    return any(
-        update["sessionUpdate"] == "agent_message_chunk"
-        and fragment in update["content"].get("text", "")
-        for update in agent.transcript.session_updates(sid)
-    )
-
-
-async def inject(agent: RecordedAgent, sid: str, content: Any, **extra: Any) -> dict[str, Any]:
-    return await agent.conn.ext_method(
-        "acp_agent/inject", {"sessionId": sid, "content": content, **extra}
-    )
-
-
-async def when_idle(agent: RecordedAgent, sid: str) -> dict[str, Any]:
-    return await agent.conn.ext_method("acp_agent/when_idle", {"sessionId": sid})
 
 
 async def build_rich_session(
@@ -168,30 +146,6 @@ EXPECTED_TYPES = [
 ]  # fmt: skip
 
 
-def frames_between(agent: RecordedAgent, start: int, method: str, request_id: Any) -> list[Any]:
-    """``session/update`` params the agent wrote after frame ``start`` and before the response."""
-    frames = agent.transcript.agent_frames[start:]
-    out: list[Any] = []
-    for frame in frames:
-        if "method" not in frame and frame.get("id") == request_id:
-            return out
-        if frame.get("method") == "session/update":
-            out.append(frame["params"])
-    raise AssertionError(f"no response to {method} (id {request_id!r}) in the transcript")
-
-
-def last_request_id(agent: RecordedAgent, method: str) -> Any:
-    ids = [m["id"] for m in agent.transcript.client_messages if m.get("method") == method]
-    assert ids, f"the client sent no {method}"
-    return ids[-1]
-
-
-async def initialize(agent: RecordedAgent) -> None:
-    await agent.conn.initialize(
-        protocol_version=PROTOCOL_VERSION, client_capabilities=agent.client.capabilities()
-    )
-
-
 # --- the tests --------------------------------------------------------------------------------
 
 
@@ -211,9 +165,7 @@ async def test_load_in_a_new_process_replays_the_golden_history_and_the_model_se
         await initialize(agent)
         start = len(agent.transcript.agent_frames)
         assert await agent.conn.load_session(cwd=str(workspace), session_id=rich.session_id)
-        replayed = frames_between(
-            agent, start, "session/load", last_request_id(agent, "session/load")
-        )
+        replayed = updates_before_response(agent, start, last_request_id(agent, "session/load"))
         # loading a cleanly closed session changes nothing on disk
         assert journal_file(state_dir, rich.session_id).read_bytes() == before
         response = await agent.prompt_text(rich.session_id, "are you back?")
@@ -251,7 +203,7 @@ async def test_resume_in_a_new_process_replays_nothing_and_the_model_sees_the_jo
         start = len(agent.transcript.agent_frames)
         await agent.conn.resume_session(session_id=rich.session_id, cwd=str(workspace))
         request_id = last_request_id(agent, "session/resume")
-        assert frames_between(agent, start, "session/resume", request_id) == []
+        assert updates_before_response(agent, start, request_id) == []
         response = await agent.prompt_text(rich.session_id, "still there?")
         assert response.stop_reason == "end_turn"
         # no replay after the response either: only the new turn's own updates

@@ -14,20 +14,24 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import subprocess
 import sys
-from collections.abc import Sequence
+import time
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import msgspec
+from acp import PROTOCOL_VERSION
 
 from acp_agent.journal.events import Entry, StepStart
 from acp_agent.journal.reader import load_journal
 from acp_agent.session.history import derive_messages
+from tests.support.recording import RecordedAgent
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 GOLDEN_DIR = REPO_ROOT / "fixtures" / "golden"
@@ -35,6 +39,69 @@ UPDATE_GOLDEN_ENV = "UPDATE_GOLDEN"
 
 JsonObject = dict[str, Any]
 CLI = [sys.executable, "-m", "acp_agent"]
+
+
+# --- driving the agent -------------------------------------------------------------------------
+
+
+def text(value: str) -> list[JsonObject]:
+    """A prompt or content of one text block."""
+    return [{"type": "text", "text": value}]
+
+
+async def initialize(agent: RecordedAgent) -> None:
+    """``initialize`` only (for a process that loads or resumes instead of creating)."""
+    await agent.conn.initialize(
+        protocol_version=PROTOCOL_VERSION, client_capabilities=agent.client.capabilities()
+    )
+
+
+async def inject(agent: RecordedAgent, sid: str, content: Any, **extra: Any) -> JsonObject:
+    """``_acp_agent/inject``; returns ``{messageId, placement}``."""
+    return await agent.conn.ext_method(
+        "acp_agent/inject", {"sessionId": sid, "content": content, **extra}
+    )
+
+
+async def when_idle(agent: RecordedAgent, sid: str) -> JsonObject:
+    """``_acp_agent/when_idle``: resolves once the session is quiescent and durable."""
+    return await agent.conn.ext_method("acp_agent/when_idle", {"sessionId": sid})
+
+
+async def until(predicate: Callable[[], bool], what: str, within: float = 10.0) -> None:
+    """Poll ``predicate`` until it holds; fail after ``within`` seconds."""
+    deadline = time.monotonic() + within
+    while not predicate():
+        assert time.monotonic() < deadline, f"timed out after {within}s waiting for {what}"
+        await asyncio.sleep(0.005)
+
+
+def agent_said(agent: RecordedAgent, sid: str, fragment: str) -> bool:
+    """Whether an ``agent_message_chunk`` of the session contained ``fragment`` so far."""
+    return any(
+        update["sessionUpdate"] == "agent_message_chunk"
+        and fragment in update["content"].get("text", "")
+        for update in agent.transcript.session_updates(sid)
+    )
+
+
+def updates_before_response(agent: RecordedAgent, start: int, request_id: Any) -> list[JsonObject]:
+    """``session/update`` params the agent wrote after frame ``start`` and before the response
+    to ``request_id``."""
+    out: list[JsonObject] = []
+    for frame in agent.transcript.agent_frames[start:]:
+        if "method" not in frame and frame.get("id") == request_id:
+            return out
+        if frame.get("method") == "session/update":
+            out.append(frame["params"])
+    raise AssertionError(f"no response to request id {request_id!r} in the transcript")
+
+
+def last_request_id(agent: RecordedAgent, method: str) -> Any:
+    """The id of the last ``method`` request the client sent."""
+    ids = [m["id"] for m in agent.transcript.client_messages if m.get("method") == method]
+    assert ids, f"the client sent no {method}"
+    return ids[-1]
 
 
 # --- the journal and the model requests -------------------------------------------------------
