@@ -15,12 +15,15 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
+import signal
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
+from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -28,10 +31,13 @@ from typing import Any
 import msgspec
 from acp import PROTOCOL_VERSION
 
-from acp_agent.journal.events import Entry, StepStart
-from acp_agent.journal.reader import load_journal
+from acp_agent.journal.events import Entry, SessionHeader, StepStart, TurnEnd, TurnStart
+from acp_agent.journal.format import encode_header
+from acp_agent.journal.invariant import check
+from acp_agent.journal.reader import load_journal, parse_journal
+from acp_agent.journal.recovery import interrupted_turn_repair
 from acp_agent.session.history import derive_messages
-from tests.support.recording import RecordedAgent
+from tests.support.recording import RecordedAgent, recorded_agent
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 GOLDEN_DIR = REPO_ROOT / "fixtures" / "golden"
@@ -39,6 +45,52 @@ UPDATE_GOLDEN_ENV = "UPDATE_GOLDEN"
 
 JsonObject = dict[str, Any]
 CLI = [sys.executable, "-m", "acp_agent"]
+
+
+# --- an agent we kill ---------------------------------------------------------------------------
+
+
+async def sigkill(agent: RecordedAgent) -> None:
+    """SIGKILL the agent (if it still runs) and reap it."""
+    with contextlib.suppress(ProcessLookupError):
+        os.kill(agent.process.pid, signal.SIGKILL)
+    await agent.process.wait()
+
+
+@asynccontextmanager
+async def killable_agent(*args: Any, **kwargs: Any) -> AsyncIterator[RecordedAgent]:
+    """``recorded_agent(...)`` for a process the test SIGKILLs.
+
+    When the test killed the agent, the SDK's connection may fail to close (its sender loop
+    meets the dead pipe: ``ConnectionResetError``); that is the kill, not a finding, so it is
+    ignored then. Pass ``validate=False, expect_exit_code=None`` and check the frames yourself
+    (``check_frames_of_killed``): the kill may cut the last line.
+    """
+    manager = recorded_agent(*args, **kwargs)
+    agent = await manager.__aenter__()
+    try:
+        yield agent
+    except BaseException as exc:
+        if not await manager.__aexit__(type(exc), exc, exc.__traceback__):
+            raise
+    else:
+        try:
+            await manager.__aexit__(None, None, None)
+        except (ConnectionResetError, BrokenPipeError):
+            if agent.process.returncode != -signal.SIGKILL:
+                raise
+
+
+def check_frames_of_killed(agent: RecordedAgent) -> None:
+    """Every complete line is a valid ACP frame; only the last line may be cut by the kill."""
+    lines = agent.transcript.agent_lines
+    cut = len(lines) if lines and not lines[-1].endswith(b"\n") else None
+    problems = [
+        problem
+        for problem in agent.transcript.problems()
+        if cut is None or not problem.startswith(f"agent stdout line {cut}:")
+    ]
+    assert problems == [], problems[:5]
 
 
 # --- driving the agent -------------------------------------------------------------------------
@@ -141,6 +193,86 @@ def journal_history_for(state_dir: Path, session_id: str, request: JsonObject) -
     """What the journal says the model should have seen for the logged ``request``."""
     entries = load_journal(journal_file(state_dir, session_id)).entries
     return encoded_history(history_before(entries, request["turn"], request["step"]))
+
+
+# --- damaged journals and what a load must make of them ---------------------------------------
+
+
+def clone_session(state_dir: Path, source_id: str, new_id: str, body: bytes) -> Path:
+    """A session ``new_id`` whose journal is ``source_id``'s header (re-sealed for the new id)
+    followed by ``body``: the event lines, damaged as the test likes. Returns the journal path."""
+    header = load_journal(journal_file(state_dir, source_id)).header
+    directory = state_dir / "sessions" / new_id
+    directory.mkdir(mode=0o700)
+    path = directory / "journal.jsonl"
+    clone = SessionHeader(id=new_id, created_at=header.created_at, cwd=header.cwd)
+    path.write_bytes(encode_header(clone) + body)
+    path.chmod(0o600)
+    return path
+
+
+def header_and_body(path: Path) -> tuple[bytes, bytes]:
+    data = path.read_bytes()
+    end = data.index(b"\n") + 1
+    return data[:end], data[end:]
+
+
+def side_files(directory: Path) -> list[bytes]:
+    return [p.read_bytes() for p in sorted(directory.glob("journal.tail.*"))]
+
+
+def has_open_turn(entries: Sequence[Entry]) -> bool:
+    for entry in reversed(entries):
+        if isinstance(entry.event, TurnEnd):
+            return False
+        if isinstance(entry.event, TurnStart):
+            return True
+    return False
+
+
+@dataclass(frozen=True)
+class LoadOutcome:
+    entries: list[Entry]
+    """The journal's entries after the load."""
+    kept: int
+    """How many of them are the old valid prefix."""
+    repaired: int
+    """How many the load appended (the interrupted-turn repair)."""
+
+
+def assert_loaded_from(before: bytes, prefix_len: int, path: Path) -> LoadOutcome:
+    """``path`` was ``before`` (damaged or not) and has since been opened once by the agent.
+
+    The longest valid prefix is ``before[:prefix_len]`` (the caller knows it independently of
+    the project's reader). Afterwards the journal must be that prefix byte for byte, followed by
+    exactly the interrupted-turn repair of its entries (nothing when it ended between turns);
+    the removed bytes, if any, must sit in a ``journal.tail.*`` side file; seqs are contiguous
+    and the invariant holds.
+    """
+    prefix, tail = before[:prefix_len], before[prefix_len:]
+    after = path.read_bytes()
+    assert after.startswith(prefix), "the load changed the valid prefix"
+    old = parse_journal(prefix)
+    assert old.tail is None, f"the expected prefix is itself damaged: {old.tail}"
+    loaded = load_journal(path)
+    assert loaded.tail is None, f"a damaged tail survived the load: {loaded.tail}"
+    entries = loaded.entries
+    assert [e.seq for e in entries] == list(range(1, len(entries) + 1)), "seqs not contiguous"
+    kept = len(old.entries)
+    encode = msgspec.json.encode
+    assert [encode(e.event) for e in entries[:kept]] == [encode(e.event) for e in old.entries]
+    repair = interrupted_turn_repair(old.entries)
+    assert [encode(e.event) for e in entries[kept:]] == [encode(e) for e in repair], (
+        "the load appended something other than the interrupted-turn repair"
+    )
+    if has_open_turn(old.entries):
+        last = entries[-1].event
+        assert isinstance(last, TurnEnd) and last.reason.kind == "interrupted", last
+    if tail:
+        assert tail in side_files(path.parent), "the removed bytes are in no journal.tail.* file"
+    violations = check(loaded.header, entries)
+    assert violations == [], [str(v) for v in violations]
+    return LoadOutcome(entries, kept, len(repair))
 
 
 # --- normalizing frames -----------------------------------------------------------------------
