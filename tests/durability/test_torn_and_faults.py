@@ -447,3 +447,90 @@ async def test_a_session_new_cut_by_a_crash_leaves_no_session_and_its_id_usable(
         journal = check_journal(state_dir, sid, workspace)
         assert journal.end_reasons() == ["completed"]
         assert not (state_dir / "sessions" / sid / "journal.jsonl.new").exists()
+
+
+# --- a fault while the load repairs -----------------------------------------------------------
+
+
+async def interrupted_session(tmp_path: Path, workspace: Path, agent_env: dict[str, str]) -> str:
+    """A session SIGKILLed mid-turn: its journal ends with an open turn."""
+    script = write_script(tmp_path / "hang.jsonl", {"chunks": ["partial "], "hang": True})
+    async with killable_agent(
+        command=serve_command(script), env=agent_env, validate=False, expect_exit_code=None
+    ) as agent:
+        sid = await agent.handshake(workspace)
+        turn = asyncio.create_task(agent.prompt_text(sid, "never finishes"))
+        await wait_until_said(agent, sid, "partial ")
+        await sigkill(agent)
+        await asyncio.gather(turn, return_exceptions=True)
+    return sid
+
+
+async def wait_until_said(agent: RecordedAgent, sid: str, fragment: str) -> None:
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + 10
+    while not any(
+        u["sessionUpdate"] == "agent_message_chunk" and u["content"].get("text") == fragment
+        for u in agent.transcript.session_updates(sid)
+    ):
+        assert loop.time() < deadline, f"the agent never said {fragment!r}"
+        await asyncio.sleep(0.01)
+
+
+async def test_a_failed_repair_flush_on_load_neither_hides_the_error_nor_keeps_the_lock(
+    tmp_path: Path, workspace: Path, state_dir: Path, agent_env: dict[str, str]
+) -> None:
+    """The load of an interrupted session appends the repair and flushes it (an existing
+    journal's write #1 / fsync #1); here that fsync fails. Either the session is served anyway
+    (the repair stays admitted, ``_acp_agent/journal_error`` reports the failure, a later flush
+    retries it) or the load fails with a clear error and lets go of the session. What must not
+    happen: a bare internal error, and the session staying locked by a process that does not
+    serve it."""
+    sid = await interrupted_session(tmp_path, workspace, agent_env)
+    path = journal_file(state_dir, sid)
+    before = path.read_bytes()
+
+    script = write_script(tmp_path / "s.jsonl")
+    env = {**agent_env, "ACP_AGENT_JOURNAL_FAULTS": "fsync:eio@1"}
+    client = RecordingClient()
+    async with recorded_agent(client, serve_command(script), env=env) as faulty:
+        await initialize(faulty)
+        try:
+            await faulty.conn.load_session(cwd=str(workspace), session_id=sid)
+            failure = None
+        except RequestError as exc:
+            failure = exc
+        # meanwhile, another (healthy) process tries the same session
+        async with recorded_agent(command=serve_command(script), env=agent_env) as other:
+            await initialize(other)
+            try:
+                await other.conn.load_session(cwd=str(workspace), session_id=sid)
+                other_failure = None
+            except RequestError as exc:
+                other_failure = exc
+        if failure is None:
+            health = await when_idle(faulty, sid)
+    if failure is None:
+        # served: reported, and healed by the next flush
+        assert journal_errors(client), "the failed repair flush was not reported"
+        assert health == HEALTHY
+        assert other_failure is not None and (other_failure.data or {}).get("reason") == (
+            "journal_locked"
+        )
+    else:
+        problems = []
+        if str(failure) == "Internal error" or not failure.data:
+            problems.append(f"the load failed without saying why: {failure.code} {failure}")
+        if other_failure is not None:
+            problems.append(
+                "the faulty process refused the session but kept it locked: "
+                f"{other_failure.code} {other_failure}"
+            )
+        assert not problems, "\n".join(problems)
+    assert path.read_bytes().startswith(before)
+    # in the end, a healthy process serves the session with its turn closed as interrupted
+    async with recorded_agent(command=serve_command(script), env=agent_env) as agent:
+        await initialize(agent)
+        await agent.conn.load_session(cwd=str(workspace), session_id=sid)
+    journal = check_journal(state_dir, sid, workspace)
+    assert journal.end_reasons() == ["interrupted"]
