@@ -1,20 +1,29 @@
 """``acp-agent``: serve ACP over stdio (the default), or inspect journals.
 
 acp-agent [serve] [--model SPEC] [--state-dir DIR] [--config FILE] [--log-level L] [--log-file F]
-acp-agent journal check <sessionId> [--state-dir DIR]
+acp-agent journal list [--json] [--state-dir DIR]
+acp-agent journal show <sessionId> [--json]
+acp-agent journal query <sessionId> [--type T]... [--source-kind K] [--turn N] [--json]
+acp-agent journal check <sessionId>
+acp-agent journal fork <sessionId> [--at SEQ]
 acp-agent --version
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from acp_agent import __version__
 from acp_agent.options import add_server_options, options_from
 
 COMMANDS = ("serve", "journal")
+
+if TYPE_CHECKING:
+    Subcommands = argparse._SubParsersAction[argparse.ArgumentParser]
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -25,16 +34,61 @@ def build_parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
     serve = commands.add_parser("serve", help="speak ACP over stdin/stdout (the default)")
     add_server_options(serve)
-    journal = commands.add_parser("journal", help="inspect session journals")
-    journal_commands = journal.add_subparsers(
-        dest="journal_command", metavar="ACTION", required=True
-    )
-    check = journal_commands.add_parser(
-        "check", help="check a session journal against the invariant"
-    )
-    check.add_argument("session_id")
-    add_server_options(check)
+    _add_journal_commands(commands)
     return parser
+
+
+def _add_journal_commands(commands: Subcommands) -> None:
+    journal = commands.add_parser("journal", help="inspect, query and fork session journals")
+    actions = journal.add_subparsers(dest="journal_command", metavar="ACTION", required=True)
+    listing = _journal_action(actions, "list", "one line per session, newest first")
+    _json_flag(listing, "one session/list SessionInfo object per line")
+    show = _journal_action(actions, "show", "a session's header, then every event", session=True)
+    _json_flag(show, "the journal's own lines, as written")
+    query = _journal_action(
+        actions, "query", "the events that match every filter given", session=True
+    )
+    query.add_argument(
+        "--type",
+        action="append",
+        metavar="TYPE",
+        help="event type, e.g. user/message; repeat for any of several",
+    )
+    query.add_argument(
+        "--source-kind", metavar="KIND", help="source.kind of a user/steering message, e.g. client"
+    )
+    query.add_argument(
+        "--turn", type=int, metavar="N", help="the events of turn N, turn/start to turn/end"
+    )
+    _json_flag(query, "the matching journal lines, as written")
+    _journal_action(actions, "check", "check a session journal against the invariant", session=True)
+    fork = _journal_action(
+        actions,
+        "fork",
+        "create a session holding another's history up to a stable boundary; print its id",
+        session=True,
+    )
+    fork.add_argument(
+        "--at",
+        type=int,
+        metavar="SEQ",
+        help="the last seq to copy: 0, a turn/end or an event between turns (default: the last)",
+    )
+
+
+def _journal_action(
+    actions: Subcommands, name: str, summary: str, *, session: bool = False
+) -> argparse.ArgumentParser:
+    parser = actions.add_parser(name, help=summary, description=summary)
+    if session:
+        parser.add_argument("session_id", metavar="SESSION_ID")
+    add_server_options(parser)
+    parser.set_defaults(log_level=os.environ.get("ACP_AGENT_LOG_LEVEL", "warning"))
+    return parser
+
+
+def _json_flag(parser: argparse.ArgumentParser, what: str) -> None:
+    parser.add_argument("--json", action="store_true", help=f"print JSON lines: {what}")
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -1,34 +1,324 @@
-"""``acp-agent journal ...``: read-only journal tools for people and scripts."""
+"""``acp-agent journal ...``: journal tools for people and scripts.
+
+``list``, ``show``, ``query`` and ``check`` only read: they take no session lock and write
+nothing, so they are safe on a session a server is running (they see what is on disk). A damaged
+tail is reported on stderr and left out, as the session's next open would move it aside.
+``fork`` creates a new session (``session/fork.py``) and prints its id.
+
+Output is for people by default and JSON lines with ``--json``: ``show`` and ``query`` then print
+the journal's own lines byte for byte (envelope and checksum as written), ``list`` the objects
+``session/list`` returns.
+
+Exit codes: 0 done; 1 the journal is damaged (``check``: or breaks the invariant); 2 a usage
+error — an invalid or unknown session id, a seq that is no fork point (argparse exits 2 on bad
+flags as well).
+"""
 
 from __future__ import annotations
 
 import argparse
+import json
+import os
 import sys
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from functools import partial
+from pathlib import Path
 
+import anyio
+import msgspec
+
+from acp_agent import logs
+from acp_agent.acp.schema import SessionInfo
+from acp_agent.content import plain_text
+from acp_agent.journal.errors import JournalError
+from acp_agent.journal.events import (
+    AgentError,
+    AssistantMessage,
+    AssistantPart,
+    Entry,
+    Event,
+    SessionHeader,
+    SteeringMessage,
+    TextPart,
+    ThoughtPart,
+    ToolCall,
+    ToolResult,
+    TurnEnd,
+    TurnStart,
+    UnknownEvent,
+    UserMessage,
+    source_kind,
+)
 from acp_agent.journal.invariant import check_file
-from acp_agent.journal.paths import InvalidSessionId, session_dir, validate_session_id
+from acp_agent.journal.paths import InvalidSessionId, journal_path, session_dir
+from acp_agent.journal.reader import parse_journal
 from acp_agent.options import Options
+from acp_agent.session.catalog import all_summaries
+from acp_agent.session.fork import ForkRefused, fork_session
+
+PREVIEW_CHARS = 72
+
+Command = Callable[[argparse.Namespace, Options], int]
+
+
+class UsageError(Exception):
+    """A request the user can fix (exit 2)."""
 
 
 def run_journal_command(args: argparse.Namespace, options: Options) -> int:
-    if args.journal_command == "check":
-        return _check(args.session_id, options)
-    raise AssertionError(args.journal_command)  # argparse keeps us from here
-
-
-def _check(session_id: str, options: Options) -> int:
+    logs.configure(options.log_level, options.log_file)
     try:
-        validate_session_id(session_id)
+        return _run(COMMANDS[args.journal_command], args, options)
+    finally:
+        logs.shutdown()
+
+
+def _run(command: Command, args: argparse.Namespace, options: Options) -> int:
+    try:
+        code = command(args, options)
+        sys.stdout.flush()  # a closed pipe shows here, not at exit
+        return code
+    except UsageError as exc:
+        return _fail(str(exc), 2)
+    except JournalError as exc:
+        return _fail(str(exc), 1)
+    except BrokenPipeError:  # `... | head`: the reader has all it wanted
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
+    except OSError as exc:
+        return _fail(f"cannot read the journal: {exc}", 1)
+
+
+def _fail(message: str, code: int) -> int:
+    print(f"acp-agent: {message}", file=sys.stderr)
+    return code
+
+
+def _existing_session(state_dir: Path, session_id: str) -> Path:
+    try:
+        directory = session_dir(state_dir, session_id)
     except InvalidSessionId as exc:
-        print(f"acp-agent: {exc}", file=sys.stderr)
-        return 2
-    directory = session_dir(options.state_dir, session_id)
+        raise UsageError(str(exc)) from exc
     if not directory.is_dir():
-        print(f"acp-agent: no session {session_id!r} under {options.state_dir}", file=sys.stderr)
-        return 2
-    violations = check_file(directory)
+        raise UsageError(f"no session {session_id!r} under {state_dir}")
+    return directory
+
+
+# -- check ----------------------------------------------------------------------------------------
+
+
+def _check(args: argparse.Namespace, options: Options) -> int:
+    session_id = args.session_id
+    violations = check_file(_existing_session(options.state_dir, session_id))
     for violation in violations:
         print(f"{session_id}: {violation}")
     if not violations:
         print(f"{session_id}: ok")
     return 1 if violations else 0
+
+
+# -- list -----------------------------------------------------------------------------------------
+
+_encoder = msgspec.json.Encoder()
+
+
+def _list(args: argparse.Namespace, options: Options) -> int:
+    for item in all_summaries(options.state_dir):
+        if args.json:
+            info = SessionInfo(item.session_id, item.cwd, item.title, item.updated_at)
+            sys.stdout.buffer.write(_encoder.encode(info) + b"\n")
+        else:
+            print(f"{item.session_id}  {item.updated_at}  {item.cwd}  {item.title or '-'}")
+    return 0
+
+
+# -- show and query -------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _Journal:
+    header: SessionHeader
+    header_line: bytes
+    entries: list[Entry]
+    lines: list[bytes]
+    """The raw line of each entry, as written (without its newline)."""
+
+
+def _read(state_dir: Path, session_id: str) -> _Journal:
+    path = journal_path(_existing_session(state_dir, session_id))
+    data = path.read_bytes()
+    parsed = parse_journal(data, path=path)
+    if parsed.tail is not None:
+        tail = parsed.tail
+        where = f"seq {tail.seq}, byte {tail.offset}, {tail.length} bytes"
+        print(
+            f"acp-agent: {session_id}: ignoring a damaged tail ({where}): {tail.reason}",
+            file=sys.stderr,
+        )
+    header_line, *lines = data[: parsed.size].split(b"\n")[:-1]
+    return _Journal(parsed.header, header_line, parsed.entries, lines)
+
+
+def _show(args: argparse.Namespace, options: Options) -> int:
+    journal = _read(options.state_dir, args.session_id)
+    if args.json:
+        _write_lines([journal.header_line, *journal.lines])
+        return 0
+    print(_describe_header(journal.header, len(journal.entries)))
+    _print_rows(journal.entries, range(len(journal.entries)))
+    return 0
+
+
+def _query(args: argparse.Namespace, options: Options) -> int:
+    journal = _read(options.state_dir, args.session_id)
+    turns = enclosing_turns(journal.entries)
+    wanted = partial(_matches, types=args.type, kind=args.source_kind, turn=args.turn)
+    chosen = [i for i, entry in enumerate(journal.entries) if wanted(entry, turns[i])]
+    if args.json:
+        _write_lines([journal.lines[i] for i in chosen])
+    else:
+        _print_rows(journal.entries, chosen, turns)
+    return 0
+
+
+def enclosing_turns(entries: Sequence[Entry]) -> list[int | None]:
+    """The turn each entry lies in, ``turn/start`` to ``turn/end`` inclusive (``None``: between)."""
+    turns: list[int | None] = []
+    current: int | None = None
+    for entry in entries:
+        if isinstance(entry.event, TurnStart):
+            current = entry.event.turn
+        turns.append(current)
+        if isinstance(entry.event, TurnEnd):
+            current = None
+    return turns
+
+
+def _matches(
+    entry: Entry,
+    in_turn: int | None,
+    *,
+    types: list[str] | None,
+    kind: str | None,
+    turn: int | None,
+) -> bool:
+    if types and entry.type not in types:
+        return False
+    if kind is not None and _source_kind(entry.event) != kind:
+        return False
+    return turn is None or in_turn == turn
+
+
+def _source_kind(event: Event) -> str | None:
+    if isinstance(event, UserMessage | SteeringMessage):
+        return source_kind(event.source)
+    return None
+
+
+def _write_lines(lines: Sequence[bytes]) -> None:
+    out = sys.stdout.buffer
+    for line in lines:
+        out.write(line + b"\n")
+    out.flush()
+
+
+# -- the readable form ----------------------------------------------------------------------------
+
+
+def _describe_header(header: SessionHeader, events: int) -> str:
+    rows = [f"session {header.id}", f"created {_time(header.created_at)}", f"cwd     {header.cwd}"]
+    if header.parent is not None:
+        rows.append(f"parent  {header.parent.session_id} at seq {header.parent.seq}")
+    rows.append(f"events  {events}")
+    return "\n".join(rows)
+
+
+def _print_rows(
+    entries: Sequence[Entry], indexes: Sequence[int], turns: list[int | None] | None = None
+) -> None:
+    turns = turns if turns is not None else enclosing_turns(entries)
+    for i in indexes:
+        entry = entries[i]
+        where = _coordinates(entry.event, turns[i])
+        row = f"{entry.seq:>6}  {_time(entry.time)}  {entry.type:<18} {where:<15} "
+        print((row + _summary(entry.event)).rstrip())
+
+
+def _time(ms: int) -> str:
+    moment = datetime.fromtimestamp(ms / 1000, UTC)
+    return moment.isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def _coordinates(event: Event, turn: int | None) -> str:
+    step = getattr(event, "step", None)
+    if turn is None:
+        return "-"
+    return f"turn {turn}" if step is None else f"turn {turn} step {step}"
+
+
+def _summary(event: Event) -> str:
+    match event:
+        case (
+            UserMessage(content=content, source=src) | SteeringMessage(content=content, source=src)
+        ):
+            return f"[{source_kind(src) or '?'}] {_preview(plain_text(content))}"
+        case AssistantMessage(content=parts):
+            return "; ".join(_part(part) for part in parts)
+        case ToolCall(call_id=call_id, name=name, arguments=arguments):
+            return f"{call_id} {name} {_clip(json.dumps(arguments, ensure_ascii=False))}"
+        case ToolResult(call_id=call_id, content=content, is_error=is_error):
+            status = "error" if is_error else "ok"
+            return f"{call_id} {status} {_preview(plain_text(content))}"
+        case TurnEnd(reason=reason):
+            return reason.kind if reason.message is None else f"{reason.kind}: {reason.message}"
+        case AgentError(error=error):
+            return _preview(error.message)
+        case UnknownEvent(data=data):
+            return _preview(bytes(data).decode("utf-8", "replace"))
+        case _:
+            return ""
+
+
+def _part(part: AssistantPart) -> str:
+    match part:
+        case TextPart(text=text):
+            return _preview(text)
+        case ThoughtPart(text=text):
+            return f"thought {_preview(text)}"
+        case _:
+            return f"calls {part.name} ({part.id})"
+
+
+def _preview(text: str) -> str:
+    """Some text on one short line, quoted."""
+    return json.dumps(_clip(text), ensure_ascii=False)
+
+
+def _clip(text: str) -> str:
+    line = " ".join(text.split())
+    return line if len(line) <= PREVIEW_CHARS else line[: PREVIEW_CHARS - 1] + "…"
+
+
+# -- fork -----------------------------------------------------------------------------------------
+
+
+def _fork(args: argparse.Namespace, options: Options) -> int:
+    _existing_session(options.state_dir, args.session_id)
+    fork = partial(fork_session, options.state_dir, args.session_id, at_seq=args.at)
+    try:
+        header = anyio.run(fork)
+    except ForkRefused as exc:
+        raise UsageError(str(exc)) from exc
+    print(header.id)
+    return 0
+
+
+COMMANDS: dict[str, Command] = {
+    "check": _check,
+    "list": _list,
+    "show": _show,
+    "query": _query,
+    "fork": _fork,
+}

@@ -1,0 +1,219 @@
+"""Forking a session: a new session whose journal starts with a prefix of another one's history.
+
+Theory of operation
+-------------------
+A fork copies the parent's history up to a *stable boundary*: a seq after which the history
+is between turns. Those are 0 (the empty history), every ``turn/end``, and every event outside
+a turn — in practice an idle ``user/message``, which the design note makes committed history
+and therefore a legitimate place to branch. A seq inside a turn is refused: the child would
+start with an open turn that its first load closes as ``interrupted``, a turn that never ran
+there. ``stable_boundaries`` is the one definition; ``boundary_problem`` only explains a miss.
+
+The parent is *read*, never opened: ``load_journal`` takes no lock, so the parent may be live in
+this process or another one. Only what is on disk counts; a damaged tail is ignored, as the
+parent's next open moves it aside. The child is an ordinary session made by
+``JournalWriter.create``: header ``parent {sessionId, seq}``, the parent's cwd unless another is
+given, and the parent's entries 1..seq appended with the same ``seq``, ``time`` and data, so the
+copied events may predate the child's ``createdAt``. The copy is checked against the invariant
+before anything is created, then made durable by one flush.
+
+A failure we see removes the half-made child. A crash is not atomic: the header is written
+first (atomically), the history by one write + fdatasync; a crash in between leaves a child
+holding a prefix of the copy (possibly an open turn, which its first load closes).
+"""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Iterable, Sequence
+from contextlib import suppress
+from pathlib import Path
+
+import anyio
+import structlog
+
+from acp_agent.content import JsonObject, plain_text
+from acp_agent.journal.errors import JournalCorrupt, JournalError, JournalExists, JournalNotFound
+from acp_agent.journal.events import (
+    Entry,
+    Parent,
+    SessionHeader,
+    SourceKind,
+    TurnEnd,
+    TurnStart,
+    UserMessage,
+    source_kind,
+)
+from acp_agent.journal.files import FileFactory
+from acp_agent.journal.invariant import check
+from acp_agent.journal.paths import journal_path, session_dir, validate_session_id
+from acp_agent.journal.reader import ParsedJournal, load_journal
+from acp_agent.journal.writer import JournalWriter
+from acp_agent.session.actor import new_id as fresh_id
+from acp_agent.session.actor import now_ms
+from acp_agent.session.catalog import title_from, write_title
+
+log = structlog.get_logger("acp_agent.sessions")
+
+
+class ForkRefused(ValueError):
+    """The fork point (or the history before it) cannot start a session; nothing was created."""
+
+    def __init__(self, session_id: str, seq: int, reason: str) -> None:
+        super().__init__(f"cannot fork session {session_id!r} at seq {seq}: {reason}")
+        self.session_id = session_id
+        self.seq = seq
+        self.reason = reason
+
+
+# -- boundaries (pure) --------------------------------------------------------------------------
+
+
+def stable_boundaries(entries: Iterable[Entry]) -> set[int]:
+    """The seqs after which the history is between turns (0 is the empty history)."""
+    boundaries = {0}
+    in_turn = False
+    for entry in entries:
+        if isinstance(entry.event, TurnStart):
+            in_turn = True
+        elif isinstance(entry.event, TurnEnd):
+            in_turn = False
+            boundaries.add(entry.seq)
+        elif not in_turn:
+            boundaries.add(entry.seq)
+    return boundaries
+
+
+def boundary_problem(entries: Sequence[Entry], seq: int) -> str | None:
+    """Why ``seq`` is not a stable boundary of ``entries`` (``None``: it is one)."""
+    if seq in stable_boundaries(entries):
+        return None
+    if seq < 0:
+        return f"seq {seq} is negative (0 forks the empty history)"
+    if seq > len(entries):
+        return f"seq {seq} is past the end of the journal (last seq {len(entries)})"
+    start = _open_turn_start(entries[:seq])
+    assert start is not None and isinstance(start.event, TurnStart)
+    end = next((e.seq for e in entries[seq:] if isinstance(e.event, TurnEnd)), None)
+    closed = f"turn/end at seq {end}" if end is not None else "no turn/end yet"
+    return f"seq {seq} is inside turn {start.event.turn} (turn/start at seq {start.seq}, {closed})"
+
+
+def _open_turn_start(entries: Sequence[Entry]) -> Entry | None:
+    start: Entry | None = None
+    for entry in entries:
+        if isinstance(entry.event, TurnStart):
+            start = entry
+        elif isinstance(entry.event, TurnEnd):
+            start = None
+    return start
+
+
+def fork_point(session_id: str, entries: Sequence[Entry], at_seq: int | None) -> int:
+    """``at_seq`` if it is a stable boundary, else ``ForkRefused``; default the last one."""
+    if at_seq is None:
+        return max(stable_boundaries(entries))
+    problem = boundary_problem(entries, at_seq)
+    if problem is not None:
+        raise ForkRefused(session_id, at_seq, problem)
+    return at_seq
+
+
+# -- forking --------------------------------------------------------------------------------------
+
+
+async def fork_session(
+    state_dir: Path,
+    parent_id: str,
+    *,
+    at_seq: int | None = None,
+    new_id: str | None = None,
+    cwd: str | None = None,
+    mcp_servers: list[JsonObject] | None = None,
+    file_factory: FileFactory | None = None,
+) -> SessionHeader:
+    """Create a child of ``parent_id`` holding its history up to ``at_seq``; return its header.
+
+    Raises ``InvalidSessionId``, ``JournalNotFound`` / ``JournalCorrupt`` (the parent),
+    ``ForkRefused`` (the fork point or the copied history) and ``JournalExists`` (the new id),
+    all before anything is created.
+    """
+    child_id = validate_session_id(new_id) if new_id is not None else fresh_id()
+    parent = await anyio.to_thread.run_sync(_read_parent, state_dir, parent_id)
+    at = fork_point(parent_id, parent.entries, at_seq)
+    copied = parent.entries[:at]
+    header = SessionHeader(
+        id=child_id,
+        created_at=now_ms(),
+        cwd=cwd if cwd is not None else parent.header.cwd,
+        parent=Parent(session_id=parent_id, seq=at),
+        mcp_servers=mcp_servers if mcp_servers is not None else parent.header.mcp_servers,
+    )
+    _check_copy(parent_id, at, header, copied)
+    directory = session_dir(state_dir, header.id)
+    if directory.exists():
+        raise JournalExists(header.id, journal_path(directory))
+    await _write_child(directory, header, copied, file_factory)
+    await _inherit_title(state_dir, header.id, copied)
+    log.info("session_forked", session_id=header.id, parent=parent_id, seq=at)
+    return header
+
+
+def _read_parent(state_dir: Path, parent_id: str) -> ParsedJournal:
+    path = journal_path(session_dir(state_dir, parent_id))
+    if not path.is_file():
+        raise JournalNotFound(parent_id, path)
+    parsed = load_journal(path)
+    if parsed.header.id != parent_id:
+        reason = f"header names session {parsed.header.id!r}, not {parent_id!r}"
+        raise JournalCorrupt(reason, offset=0, seq=None, path=path)
+    return parsed
+
+
+def _check_copy(parent_id: str, at: int, header: SessionHeader, copied: Sequence[Entry]) -> None:
+    violations = check(header, copied)
+    if violations:
+        more = f" (and {len(violations) - 1} more)" if len(violations) > 1 else ""
+        reason = f"the history up to it breaks the invariant: {violations[0]}{more}"
+        raise ForkRefused(parent_id, at, reason)
+
+
+async def _write_child(
+    directory: Path,
+    header: SessionHeader,
+    copied: Sequence[Entry],
+    file_factory: FileFactory | None,
+) -> None:
+    writer = await JournalWriter.create(directory, header, file_factory=file_factory)
+    try:
+        for entry in copied:
+            writer.append(entry)
+        await writer.close()
+    except BaseException:
+        with anyio.CancelScope(shield=True):
+            await _discard(writer, directory)
+        raise
+
+
+async def _discard(writer: JournalWriter, directory: Path) -> None:
+    with suppress(JournalError):
+        await writer.close()
+    await anyio.to_thread.run_sync(shutil.rmtree, directory, True)
+    log.warning("session_fork_discarded", session_id=writer.session_id)
+
+
+async def _inherit_title(state_dir: Path, session_id: str, copied: Sequence[Entry]) -> None:
+    """Title the child like its history's first direct prompt titled the parent."""
+    prompt = next((e.event for e in copied if _is_direct_prompt(e)), None)
+    if not isinstance(prompt, UserMessage):
+        return
+    title = title_from(plain_text(prompt.content)) or "untitled"
+    try:
+        await anyio.to_thread.run_sync(write_title, state_dir, session_id, title)
+    except OSError as exc:  # a lost title loses nothing else
+        log.warning("session_title_not_written", session_id=session_id, error=str(exc))
+
+
+def _is_direct_prompt(entry: Entry) -> bool:
+    event = entry.event
+    return isinstance(event, UserMessage) and source_kind(event.source) == SourceKind.USER
