@@ -7,6 +7,10 @@
         outcome = await pending.outcome()        # Finished(stop=end_turn) | Refused | Failed
         health = await session.when_idle()       # quiescent: no turn, no unfinished flush
 
+``session.compact(instructions)`` (or sending ``/compact``) summarizes older history; with
+``context_window=`` set to the model's window, sessions also compact on their own before a turn
+when the history nears it (``acp_agent/session/compaction.py``).
+
 ``inject()`` is the only way to add supplementary model context; ``send()`` and ``steer()``
 carry only the direct prompt. With no turn open, ``inject()`` appends one source-tagged
 ``user/message`` at once and starts a flush (it returns before the flush completes); during a
@@ -31,6 +35,7 @@ from acp_agent.journal.writer import JournalHealth
 from acp_agent.model.base import ModelProvider
 from acp_agent.session.actor import Reply, SessionActor, SessionDeps, SessionObserver
 from acp_agent.session.admission import AdditionalContext, Admission, AllowAll
+from acp_agent.session.compaction import DEFAULT_CONTEXT_WINDOW, CompactionProgress
 from acp_agent.session.crossref import snapshot
 from acp_agent.session.machine import Outcome, Placement
 from acp_agent.session.manager import SessionManager
@@ -76,6 +81,11 @@ class NullObserver:
     async def titled(self, title: str) -> None:
         pass
 
+    async def compaction_progress(
+        self, compaction_id: str, progress: CompactionProgress, error: str | None
+    ) -> None:
+        pass
+
 
 @dataclass(frozen=True)
 class Injected:
@@ -119,6 +129,10 @@ class Session:
     async def steer(self, prompt: Content) -> Placement:
         return await self._actor.steer(as_blocks(prompt))
 
+    async def compact(self, instructions: str = "") -> PendingPrompt:
+        """Queue a compaction like the prompt ``/compact instructions``; FIFO with prompts."""
+        return PendingPrompt(await self._actor.compact(instructions))
+
     async def cancel(self) -> None:
         await self._actor.cancel()
 
@@ -150,6 +164,7 @@ class Agent:
         observer: Callable[[SessionHeader], SessionObserver] | None = None,
         max_steps: int = 64,
         file_factory: FileFactory | None = None,
+        context_window: int = DEFAULT_CONTEXT_WINDOW,
     ) -> AsyncIterator[Agent]:
         def deps(header: SessionHeader) -> SessionDeps:
             context = ToolContext(header.id, Path(header.cwd))
@@ -157,7 +172,9 @@ class Agent:
             hooked = SessionToolHooks(hooks) if hooks else None
             runner = ToolRunner(chosen, context, tool_hooks or hooked)
             admit = admission or (hooks.admission_for(header.cwd) if hooks else AllowAll())
-            return SessionDeps(model, runner, admit, max_steps=max_steps)
+            return SessionDeps(
+                model, runner, admit, max_steps=max_steps, context_window=context_window
+            )
 
         def observe(header: SessionHeader, _deps: SessionDeps) -> SessionObserver:
             return observer(header) if observer else NullObserver()
@@ -178,6 +195,11 @@ class Agent:
 
     async def new_session(self, cwd: str | Path, session_id: str | None = None) -> Session:
         actor = await self._manager.create(str(cwd), session_id)
+        return Session(actor, self._manager)
+
+    async def open_session(self, session_id: str) -> Session:
+        """An existing session: the live one, or the one on disk (as ``session/load`` opens it)."""
+        actor = await self._manager.open(session_id)
         return Session(actor, self._manager)
 
     async def dispose(self) -> None:

@@ -31,6 +31,7 @@ from acp_agent.model.base import ModelProvider
 from acp_agent.model.registry import BadModelSpec, make_model
 from acp_agent.options import Options
 from acp_agent.session.actor import SessionDeps, SessionObserver
+from acp_agent.session.compaction import DEFAULT_CONTEXT_WINDOW
 from acp_agent.session.manager import SessionManager
 from acp_agent.session.toolrun import ToolRunner
 from acp_agent.tools.base import ToolContext
@@ -53,16 +54,22 @@ class _Wiring:
     """Builds each session's dependencies from the process-wide ones."""
 
     def __init__(
-        self, model: ModelProvider, hooks: HookSet, observers: AcpObserver.Factory
+        self,
+        model: ModelProvider,
+        hooks: HookSet,
+        observers: AcpObserver.Factory,
+        context_window: int = DEFAULT_CONTEXT_WINDOW,
     ) -> None:
         self.model = model
         self.hooks = hooks
         self.observers = observers
+        self.context_window = context_window
 
     def deps(self, header: SessionHeader) -> SessionDeps:
         context = ToolContext(header.id, Path(header.cwd), fs=self.observers.client_fs(header.id))
         tools = ToolRunner([ReadFile()], context, SessionToolHooks(self.hooks))
-        return SessionDeps(self.model, tools, self.hooks.admission_for(header.cwd))
+        admission = self.hooks.admission_for(header.cwd)
+        return SessionDeps(self.model, tools, admission, context_window=self.context_window)
 
     def observer(self, header: SessionHeader, deps: SessionDeps) -> SessionObserver:
         assert isinstance(deps.tools, ToolRunner)
@@ -86,7 +93,7 @@ async def _serve(
     options: Options, model: ModelProvider, hooks: HookSet, fd_in: int, fd_out: int
 ) -> int:
     observers = AcpObserver.Factory()
-    wiring = _Wiring(model, hooks, observers)
+    wiring = _Wiring(model, hooks, observers, options.context_window)
     stop = _Shutdown()
     server = AgentServer(observers)
     async with Connection(

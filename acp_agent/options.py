@@ -9,6 +9,7 @@ from pathlib import Path
 
 from acp_agent.journal.paths import default_state_dir
 from acp_agent.logs import LEVELS
+from acp_agent.session.compaction import DEFAULT_CONTEXT_WINDOW
 
 DEFAULT_MAX_LINE_BYTES = 64 * 1024 * 1024
 
@@ -21,6 +22,7 @@ class Options:
     log_level: str
     log_file: str | None
     max_line_bytes: int
+    context_window: int = DEFAULT_CONTEXT_WINDOW
 
 
 def add_server_options(parser: argparse.ArgumentParser) -> None:
@@ -62,6 +64,14 @@ def add_server_options(parser: argparse.ArgumentParser) -> None:
         metavar="N",
         help="longest accepted JSON-RPC line (env ACP_AGENT_MAX_LINE_BYTES)",
     )
+    parser.add_argument(
+        "--context-window",
+        type=int,
+        default=int(env("ACP_AGENT_CONTEXT_WINDOW", DEFAULT_CONTEXT_WINDOW)),
+        metavar="N",
+        help="the model's context window in tokens; history is compacted automatically "
+        "before a turn that would fill 80%% of it (env ACP_AGENT_CONTEXT_WINDOW)",
+    )
 
 
 def default_config() -> Path | None:
@@ -77,4 +87,5 @@ def options_from(args: argparse.Namespace) -> Options:
         log_level=args.log_level,
         log_file=args.log_file,
         max_line_bytes=args.max_line_bytes,
+        context_window=args.context_window,
     )

@@ -3,7 +3,8 @@
 ``AcpObserver`` implements the session layer's ``SessionObserver`` by projecting what happens
 (``projection.py``) into ``session/update`` notifications; journal flush failures go out as the
 ``_acp_agent/journal_error`` notification. ``AcpClientFs`` is the client's file system, handed to
-tools only when the client advertised ``fs.readTextFile``.
+tools only when the client advertised ``fs.readTextFile``. Compaction updates go only to a client
+that advertised ``session.compaction`` (``compaction_updates``).
 """
 
 from __future__ import annotations
@@ -22,23 +23,35 @@ from acp_agent.acp.schema import (
 )
 from acp_agent.journal.events import Entry, SessionHeader, ToolCallPart
 from acp_agent.session.actor import SessionActor
+from acp_agent.session.compaction import CompactionProgress
 from acp_agent.transport.connection import Connection
 
 log = structlog.get_logger("acp_agent.acp")
 
 
 class AcpObserver:
-    def __init__(self, conn: Connection, session_id: str, catalog: projection.ToolCatalog) -> None:
+    def __init__(
+        self,
+        conn: Connection,
+        session_id: str,
+        catalog: projection.ToolCatalog,
+        compaction_updates: bool = False,
+    ) -> None:
         self.conn = conn
         self.session_id = session_id
         self.catalog = catalog
+        self.compaction_updates = compaction_updates
 
     async def _update(self, update: SessionUpdate) -> None:
         await self.conn.notify("session/update", SessionNotification(self.session_id, update))
 
     async def appended(self, entry: Entry) -> None:
-        for update in projection.project(entry, self.catalog, live=True):
+        for update in self._project(entry, live=True):
             await self._update(update)
+
+    def _project(self, entry: Entry, *, live: bool) -> list[SessionUpdate]:
+        updates = self.compaction_updates
+        return projection.project(entry, self.catalog, live=live, compaction_updates=updates)
 
     async def text_delta(self, message_id: str, text: str) -> None:
         await self._update(projection.text_chunk(message_id, text))
@@ -56,10 +69,20 @@ class AcpObserver:
     async def titled(self, title: str) -> None:
         await self._update(SessionInfoUpdate(title=title))
 
+    async def compaction_progress(
+        self, compaction_id: str, progress: CompactionProgress, error: str | None
+    ) -> None:
+        if self.compaction_updates:
+            await self._update(projection.compaction_progress(compaction_id, progress, error))
+
+    async def advertise_commands(self) -> None:
+        """``available_commands_update``: what the session offers as slash commands."""
+        await self._update(projection.available_commands())
+
     async def replay(self, entries: list[Entry]) -> None:
         """``session/load``: the whole history, through the same projection as live updates."""
         for entry in entries:
-            for update in projection.project(entry, self.catalog, live=False):
+            for update in self._project(entry, live=False):
                 await self._update(update)
 
     class Factory:
@@ -73,7 +96,8 @@ class AcpObserver:
             self._observers: dict[str, AcpObserver] = {}
 
         def observer(self, header: SessionHeader, catalog: projection.ToolCatalog) -> AcpObserver:
-            observer = AcpObserver(self.conn, header.id, catalog)
+            updates = self.client_capabilities.compaction_updates
+            observer = AcpObserver(self.conn, header.id, catalog, updates)
             self._observers[header.id] = observer
             return observer
 

@@ -6,6 +6,13 @@ runs, assistant text arrives as streamed deltas (``text_chunk`` / ``thought_chun
 from the finished ``assistant/message``, and direct prompts are not echoed back to the client
 that sent them. Every ``user/message`` whose source is not ``user`` is reported live, one
 ``user_message_chunk`` per content block, tagged with ``_meta.acp_agent.source``.
+
+A ``session/compaction`` event reaches a client that advertised ``session.compaction`` as a
+``compaction_update`` (``completed``, with the summary), live and on replay; its start, failure or
+cancellation comes from ``compaction_progress``. Other clients get nothing live (ACP forbids them
+the compaction updates) and, on replay, the summary as ``agent_message_chunk``s tagged
+``_meta.acp_agent.compaction`` — so the user can always see what was summarized. Both carry
+``{id, reason, throughSeq, keptFromSeq}`` in ``_meta.acp_agent.compaction``.
 """
 
 from __future__ import annotations
@@ -15,16 +22,21 @@ from typing import Protocol
 from acp_agent.acp.schema import (
     AgentMessageChunk,
     AgentThoughtChunk,
+    AvailableCommand,
+    AvailableCommandsUpdate,
+    CompactionUpdate,
     SessionUpdate,
     ToolCallContentItem,
     ToolCallLocation,
     ToolCallProgress,
     ToolCallStart,
+    UnstructuredCommandInput,
     UserMessageChunk,
 )
 from acp_agent.content import ContentBlock, TextContent
 from acp_agent.journal.events import (
     AssistantMessage,
+    Compaction,
     Entry,
     Source,
     SourceKind,
@@ -36,6 +48,7 @@ from acp_agent.journal.events import (
     UserMessage,
     source_kind,
 )
+from acp_agent.session.compaction import COMMANDS, CompactionProgress
 
 
 class ToolCatalog(Protocol):
@@ -91,7 +104,48 @@ def _assistant(event: AssistantMessage) -> list[SessionUpdate]:
     return updates
 
 
-def project(entry: Entry, catalog: ToolCatalog, *, live: bool) -> list[SessionUpdate]:
+def available_commands() -> SessionUpdate:
+    return AvailableCommandsUpdate(
+        [
+            AvailableCommand(c.name, c.description, UnstructuredCommandInput(c.hint))
+            for c in COMMANDS
+        ]
+    )
+
+
+_PROGRESS_STATUS: dict[CompactionProgress, str] = {
+    CompactionProgress.STARTED: "in_progress",
+    CompactionProgress.FAILED: "failed",
+    CompactionProgress.CANCELLED: "cancelled",
+}
+
+
+def compaction_progress(
+    compaction_id: str, progress: CompactionProgress, error: str | None
+) -> SessionUpdate:
+    """For clients with the ``session.compaction`` capability only."""
+    return CompactionUpdate(compaction_id, _PROGRESS_STATUS[progress], error=error)
+
+
+def _compaction(event: Compaction, *, live: bool, updates: bool) -> list[SessionUpdate]:
+    about = {
+        "id": event.id,
+        "reason": str(event.reason),
+        "throughSeq": event.through_seq,
+        "keptFromSeq": event.kept_from_seq,
+    }
+    meta: dict[str, object] = {"acp_agent": {"compaction": about}}
+    if updates:
+        return [CompactionUpdate(event.id, "completed", summary=event.summary, meta=meta)]
+    if live:
+        return []
+    return [AgentMessageChunk(block, event.id, meta) for block in event.summary]
+
+
+def project(
+    entry: Entry, catalog: ToolCatalog, *, live: bool, compaction_updates: bool = False
+) -> list[SessionUpdate]:
+    """``compaction_updates``: the client advertised ``session.compaction``."""
     match entry.event:
         case UserMessage(id=message_id, content=content, source=src):
             if live and source_kind(src) == SourceKind.USER:
@@ -107,5 +161,7 @@ def project(entry: Entry, catalog: ToolCatalog, *, live: bool) -> list[SessionUp
             return [_tool_call(event, catalog)]
         case ToolResult() as event:
             return [_tool_result(event)]
+        case Compaction() as event:
+            return _compaction(event, live=live, updates=compaction_updates)
         case _:
             return []

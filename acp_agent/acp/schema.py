@@ -30,10 +30,21 @@ class FileSystemCapabilities(_Wire, frozen=True):
     write_text_file: bool = False
 
 
+class ClientSessionCapabilities(_Wire, frozen=True):
+    compaction: JsonObject | None = None
+    """``{}``: the client takes ``compaction_update`` / ``compaction_summary_chunk`` updates."""
+    meta: JsonObject | None = _meta()
+
+
 class ClientCapabilities(_Wire, frozen=True):
     fs: FileSystemCapabilities = FileSystemCapabilities()
     terminal: bool = False
+    session: ClientSessionCapabilities | None = None
     meta: JsonObject | None = _meta()
+
+    @property
+    def compaction_updates(self) -> bool:
+        return self.session is not None and self.session.compaction is not None
 
 
 class Implementation(_Wire, frozen=True):
@@ -68,6 +79,7 @@ class SessionCapabilities(_Wire, frozen=True):
     list_: Empty | None = msgspec.field(default=None, name="list")
     resume: Empty | None = None
     close: Empty | None = None
+    fork: Empty | None = None
 
 
 class AgentCapabilities(_Wire, frozen=True):
@@ -158,6 +170,30 @@ class ListSessionsResult(_Wire, frozen=True):
     next_cursor: str | None = None
 
 
+class ForkRequestMeta(_Wire, frozen=True):
+    session_id: str | None = None
+    seq: int | None = None
+
+
+class ForkSessionMeta(_Wire, frozen=True):
+    acp_agent: ForkRequestMeta | None = msgspec.field(default=None, name="acp_agent")
+
+
+class ForkSessionParams(_Wire, frozen=True):
+    """``session/fork`` (unstable ACP); ``_meta.acp_agent`` may pick the new id and the seq."""
+
+    session_id: str
+    cwd: str
+    mcp_servers: list[JsonObject] = msgspec.field(default_factory=list)
+    additional_directories: list[str] = msgspec.field(default_factory=list)
+    meta: ForkSessionMeta | None = msgspec.field(default=None, name="_meta")
+
+
+class ForkSessionResult(_Wire, frozen=True):
+    session_id: str
+    meta: JsonObject | None = _meta()
+
+
 class SessionIdParams(_Wire, frozen=True):
     session_id: str
     meta: JsonObject | None = _meta()
@@ -236,6 +272,30 @@ class SessionInfoUpdate(_Update, frozen=True, tag="session_info_update"):
     updated_at: str | None = None
 
 
+class UnstructuredCommandInput(_Wire, frozen=True):
+    hint: str
+
+
+class AvailableCommand(_Wire, frozen=True):
+    name: str
+    description: str
+    input: UnstructuredCommandInput | None = None
+
+
+class AvailableCommandsUpdate(_Update, frozen=True, tag="available_commands_update"):
+    available_commands: list[AvailableCommand]
+
+
+class CompactionUpdate(_Update, frozen=True, tag="compaction_update"):
+    """Only for clients that advertised ``session.compaction``; omitted fields stay unchanged."""
+
+    compaction_id: str
+    status: str
+    summary: list[ContentBlock] | None = None
+    error: str | None = None
+    meta: JsonObject | None = _meta()
+
+
 SessionUpdate = (
     UserMessageChunk
     | AgentMessageChunk
@@ -243,6 +303,8 @@ SessionUpdate = (
     | ToolCallStart
     | ToolCallProgress
     | SessionInfoUpdate
+    | AvailableCommandsUpdate
+    | CompactionUpdate
 )
 
 

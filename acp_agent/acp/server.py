@@ -3,7 +3,10 @@
 Each handler decodes its ``params`` once into a typed struct (``decode_params`` turns a shape
 mismatch into -32602 naming the path), talks to the session layer, and returns a typed result.
 ``session/prompt`` returns a ``Deferred``: the dispatcher keeps reading (so ``session/cancel``
-gets through) and answers when the prompt's own turn ends.
+gets through) and answers when the prompt's own turn ends. ``session/new``, ``session/load`` and
+``session/resume`` return ``Then``: once answered, they advertise the session's slash commands
+(``available_commands_update``: ``/compact``), so the client already knows the session id. A
+``/compact`` prompt is an ordinary ``session/prompt`` (the actor recognizes it).
 """
 
 from __future__ import annotations
@@ -32,6 +35,9 @@ from acp_agent.acp.schema import (
     AuthenticateParams,
     ClientCapabilities,
     Empty,
+    ForkRequestMeta,
+    ForkSessionParams,
+    ForkSessionResult,
     Implementation,
     InitializeParams,
     InitializeResult,
@@ -47,14 +53,14 @@ from acp_agent.acp.schema import (
     SessionIdParams,
     SessionInfo,
 )
-from acp_agent.content import ContentBlock, TextContent
+from acp_agent.content import AudioContent, ContentBlock, ImageContent, TextContent
 from acp_agent.errors import InternalError, InvalidParams, decode_params
 from acp_agent.journal.events import SourceKind, source, source_kind
 from acp_agent.session.actor import Reply, SessionActor
 from acp_agent.session.catalog import BadCursor, list_sessions
 from acp_agent.session.machine import Failed, Finished, Outcome, Placement, Refused
 from acp_agent.session.manager import SessionManager
-from acp_agent.transport.connection import Deferred, NotificationHandler, RequestHandler
+from acp_agent.transport.connection import Deferred, NotificationHandler, RequestHandler, Then
 
 log = structlog.get_logger("acp_agent.acp")
 
@@ -109,6 +115,7 @@ class AgentServer:
             "session/load": _typed(LoadSessionParams, self.load_session),
             "session/resume": _typed(LoadSessionParams, self.resume_session),
             "session/close": _typed(SessionIdParams, self.close_session),
+            "session/fork": _typed(ForkSessionParams, self.fork_session),
             "session/list": _typed(ListSessionsParams, self.list_sessions),
             "_acp_agent/inject": _typed(InjectParams, self.inject),
             "_acp_agent/steer": _typed(SteerParams, self.steer),
@@ -138,7 +145,7 @@ class AgentServer:
                 load_session=True,
                 prompt_capabilities=PromptCapabilities(embedded_context=True),
                 session_capabilities=SessionCapabilities(
-                    list_=Empty(), resume=Empty(), close=Empty()
+                    list_=Empty(), resume=Empty(), close=Empty(), fork=Empty()
                 ),
                 meta=CAPABILITIES,
             ),
@@ -151,25 +158,28 @@ class AgentServer:
             {"path": "$.methodId"},
         )
 
-    async def new_session(self, params: NewSessionParams) -> NewSessionResult:
+    async def new_session(self, params: NewSessionParams) -> Then:
         if not os.path.isabs(params.cwd):
             raise InvalidParams("cwd must be an absolute path", {"path": "$.cwd"})
         requested = (
             params.meta.acp_agent.session_id if params.meta and params.meta.acp_agent else None
         )
         actor = await self.sessions.create(params.cwd, requested, params.mcp_servers)
-        return NewSessionResult(session_id=actor.id)
+        return self._with_commands(actor, NewSessionResult(session_id=actor.id))
 
-    async def load_session(self, params: LoadSessionParams) -> dict[str, Any]:
+    async def load_session(self, params: LoadSessionParams) -> Then:
         """Rebuild the session from its journal and replay all of it, then answer."""
         actor = await self._open(params)
         await self.observers.observer_for(actor).replay(actor.entries)
-        return {}
+        return self._with_commands(actor, {})
 
-    async def resume_session(self, params: LoadSessionParams) -> dict[str, Any]:
+    async def resume_session(self, params: LoadSessionParams) -> Then:
         """Like ``session/load`` without the replay."""
-        await self._open(params)
-        return {}
+        return self._with_commands(await self._open(params), {})
+
+    def _with_commands(self, actor: SessionActor, result: object) -> Then:
+        """Answer ``result``, then advertise the session's slash commands."""
+        return Then(result, self.observers.observer_for(actor).advertise_commands)
 
     async def _open(self, params: LoadSessionParams) -> SessionActor:
         if not os.path.isabs(params.cwd):
@@ -191,6 +201,22 @@ class AgentServer:
         await self.sessions.close(actor)
         return {}
 
+    async def fork_session(self, params: ForkSessionParams) -> ForkSessionResult:
+        """Unstable ``session/fork``: a new session holding the parent's history up to a stable
+        boundary (``_meta.acp_agent.seq``, default the last one), opened and ready to prompt."""
+        if not os.path.isabs(params.cwd):
+            raise InvalidParams("cwd must be an absolute path", {"path": "$.cwd"})
+        wanted = (params.meta.acp_agent if params.meta else None) or ForkRequestMeta()
+        actor = await self.sessions.fork(
+            params.session_id,
+            params.cwd,
+            at_seq=wanted.seq,
+            session_id=wanted.session_id,
+            mcp_servers=params.mcp_servers,
+        )
+        parent = msgspec.to_builtins(actor.header.parent)
+        return ForkSessionResult(session_id=actor.id, meta={"acp_agent": {"parent": parent}})
+
     async def list_sessions(self, params: ListSessionsParams) -> ListSessionsResult:
         try:
             page, cursor = list_sessions(self.sessions.state_dir, params.cwd, params.cursor)
@@ -201,7 +227,7 @@ class AgentServer:
 
     async def prompt(self, params: PromptParams) -> Deferred:
         actor = self.sessions.get(params.session_id)
-        reply = await actor.submit(params.prompt)
+        reply = await actor.submit(_prompt_blocks(params.prompt))
         return Deferred(self._answer(reply))
 
     async def _answer(self, reply: Reply[Outcome]) -> PromptResult:
@@ -241,6 +267,17 @@ class AgentServer:
             return WhenIdleResult(journal=await actor.when_idle())
 
         return Deferred(answer())
+
+
+def _prompt_blocks(blocks: list[ContentBlock]) -> list[ContentBlock]:
+    """A prompt holds at least one block, and only kinds ``initialize`` advertised."""
+    for index, block in enumerate(_nonempty(blocks)):
+        if isinstance(block, ImageContent | AudioContent):
+            raise InvalidParams(
+                f"{block.__class__.__name__} blocks are not supported (not advertised)",
+                {"path": f"$.prompt[{index}]"},
+            )
+    return blocks
 
 
 def _content(value: list[ContentBlock] | str) -> list[ContentBlock]:

@@ -8,6 +8,10 @@ types found in a journal are kept as ``UnknownEvent`` (raw data) and written bac
 If you add an event type: add it to ``EventType``, ``EVENT_TYPES``, ``Event``, the invariant
 table in ``invariant.py``, the projection in ``acp/projection.py`` and the history derivation
 in ``session/history.py``.
+
+``session/compaction`` is session metadata, declared standalone (between turns only): it
+records that the model-visible history up to ``throughSeq`` was replaced by ``summary`` and
+that history resumes verbatim at ``keptFromSeq`` (see ``session/history.py``).
 """
 
 from __future__ import annotations
@@ -29,6 +33,8 @@ class SourceKind(StrEnum):
     TOOL = "tool"
     SESSION_REF = "session-ref"
     PLUGIN = "plugin"
+    COMPACTION = "compaction"
+    """Not a ``user/message`` source: tags the model message a compaction's summary becomes."""
 
 
 def source(kind: SourceKind | str, **fields: object) -> Source:
@@ -51,6 +57,7 @@ class EventType(StrEnum):
     TOOL_CALL = "tool/call"
     TOOL_RESULT = "tool/result"
     AGENT_ERROR = "agent/error"
+    COMPACTION = "session/compaction"
 
 
 class TurnEndKind(StrEnum):
@@ -171,6 +178,27 @@ class AgentError(msgspec.Struct, frozen=True, omit_defaults=True):
     step: int | None = None
 
 
+class CompactionReason(StrEnum):
+    MANUAL = "manual"
+    """The user asked (``/compact``)."""
+    AUTO = "auto"
+    """The history neared the model's context window before a prompt was admitted."""
+
+
+class Compaction(msgspec.Struct, frozen=True, rename="camel"):
+    """``session/compaction``: the history through ``through_seq`` is now ``summary``.
+
+    ``kept_from_seq`` is ``through_seq + 1``: the first seq still seen verbatim. The cut lies
+    between turns, so no tool call is separated from its result.
+    """
+
+    id: str
+    summary: list[ContentBlock]
+    through_seq: int
+    kept_from_seq: int
+    reason: CompactionReason
+
+
 class UnknownEvent(msgspec.Struct, frozen=True):
     """An event of a type this version does not know; kept verbatim."""
 
@@ -189,6 +217,7 @@ Event = (
     | ToolCall
     | ToolResult
     | AgentError
+    | Compaction
     | UnknownEvent
 )
 
@@ -203,6 +232,7 @@ EVENT_TYPES: dict[EventType, type[Event]] = {
     EventType.TOOL_CALL: ToolCall,
     EventType.TOOL_RESULT: ToolResult,
     EventType.AGENT_ERROR: AgentError,
+    EventType.COMPACTION: Compaction,
 }
 
 _TYPE_OF: dict[type[Event], EventType] = {cls: name for name, cls in EVENT_TYPES.items()}

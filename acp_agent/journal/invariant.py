@@ -19,8 +19,12 @@ The rules:
 
 - seqs are 1, 2, 3 … ; turns are 1, 2, 3 … per session; steps are 1, 2, … per turn;
 - outside a turn only ``user/message`` and the types in ``STANDALONE_TYPES`` (session metadata
-  declared standalone; none yet) may appear; unknown types count as extension events and
-  need a turn;
+  declared standalone: ``session/compaction``) may appear; unknown types count as extension
+  events and need a turn. A standalone type with its own entry in ``SCOPES`` keeps that scope
+  (``session/compaction`` is *between turns* only); one without may appear anywhere;
+- a ``session/compaction`` cuts the history between turns: ``keptFromSeq = throughSeq + 1``,
+  no turn spans the cut, the cut is not after the compaction itself and moves forward from one
+  compaction to the next;
 - every ``turn/start`` has exactly one ``turn/end``; a final open turn is a violation unless
   ``allow_open_tail`` (a live or not yet repaired session);
 - a turn asks the model at least once: it has a ``step/start`` before its ``turn/end`` —
@@ -55,7 +59,7 @@ from acp_agent.journal.paths import JOURNAL_NAME, SESSION_ID_RE
 from acp_agent.journal.reader import load_journal
 from acp_agent.journal.rules import RULES, ReplayState
 
-STANDALONE_TYPES: Final[frozenset[str]] = frozenset()
+STANDALONE_TYPES: Final[frozenset[str]] = frozenset({EventType.COMPACTION})
 """Session metadata event types allowed outside a turn (e.g. a future ``session/title``)."""
 
 
@@ -87,12 +91,13 @@ SCOPES: Final[dict[str, Scope]] = {
     EventType.TOOL_CALL: Scope.STEP,
     EventType.TOOL_RESULT: Scope.STEP,
     EventType.AGENT_ERROR: Scope.TURN,
+    EventType.COMPACTION: Scope.BETWEEN_TURNS,
 }
 
 
 def scope_of(type_: str) -> Scope:
     if type_ in STANDALONE_TYPES:
-        return Scope.ANYWHERE
+        return SCOPES.get(type_, Scope.ANYWHERE)
     return SCOPES.get(type_, Scope.TURN)
 
 

@@ -15,6 +15,7 @@ from typing import Final
 from acp_agent.journal.events import (
     AgentError,
     AssistantMessage,
+    Compaction,
     Entry,
     Event,
     SteeringMessage,
@@ -58,6 +59,10 @@ class TurnState:
 class ReplayState:
     turns: int = 0
     turn: TurnState | None = None
+    closed_turns: list[tuple[int, int, int]] = field(default_factory=list)
+    """(turn, ``turn/start`` seq, ``turn/end`` seq) of every closed turn: no cut falls inside."""
+    kept_from: int = 1
+    """The ``keptFromSeq`` of the last compaction (1: the whole history is visible)."""
 
 
 Rule = Callable[[ReplayState, Entry], list[str]]
@@ -125,6 +130,7 @@ def _turn_end(state: ReplayState, entry: Entry) -> list[str]:
         problems.append(f"turn/end while step {turn.step.number} of turn {turn.number} is open")
     if turn.steps == 0 and event.reason.kind is not TurnEndKind.INTERRUPTED:
         problems.append(f"turn {turn.number} ended without a step (the model was never asked)")
+    state.closed_turns.append((turn.number, turn.start_seq, entry.seq))
     state.turn = None
     return problems
 
@@ -212,6 +218,25 @@ def _agent_error(state: ReplayState, entry: Entry) -> list[str]:
     return problems
 
 
+def _compaction(state: ReplayState, entry: Entry) -> list[str]:
+    event = entry.event
+    assert isinstance(event, Compaction)
+    cut, through = event.kept_from_seq, event.through_seq
+    problems = []
+    if through != cut - 1:
+        problems.append(f"compaction keptFromSeq {cut} does not follow throughSeq {through}")
+    if cut > entry.seq:
+        problems.append(f"compaction keeps from seq {cut}, after the compaction itself")
+    if cut <= state.kept_from:
+        last = state.kept_from
+        problems.append(f"compaction keeps from seq {cut}, not after the last cut ({last})")
+    cut_turns = [n for n, start, end in state.closed_turns if start < cut <= end]
+    if cut_turns:
+        problems.append(f"compaction cuts turn {cut_turns[0]} (keptFromSeq {cut} is inside it)")
+    state.kept_from = max(state.kept_from, cut)
+    return problems
+
+
 RULES: Final[dict[type[Event], Rule]] = {
     UserMessage: _user_message,
     TurnStart: _turn_start,
@@ -223,4 +248,5 @@ RULES: Final[dict[type[Event], Rule]] = {
     ToolCall: _tool_call,
     ToolResult: _tool_result,
     AgentError: _agent_error,
+    Compaction: _compaction,
 }

@@ -17,7 +17,9 @@ Effects and their execution:
   flush is reported through the observer's journal-error channel and the log; the events stay
   admitted and the next flush retries them. It never becomes an ``agent/error``.
 - ``CommitInBackground``: an idle injection's flush; tracked so ``when_idle`` waits for it.
-- ``Start*``: spawn a worker. ``Abort``: cancel the worker holding that ticket.
+- ``Start*``: spawn a worker. ``Abort``: cancel the worker holding that ticket. The compaction
+  worker (``StartCompaction``) plans the cut, asks the model for the summary and reports
+  progress to the observer (started / failed / cancelled; success is the appended event).
 - ``Resolve`` / ``Placed``: complete the reply a caller is waiting for.
 
 If you change the effect vocabulary in ``machine.py``, change ``_execute`` here.
@@ -41,6 +43,8 @@ from acp_agent.content import ContentBlock, TextContent, plain_text
 from acp_agent.journal.errors import JournalFlushError
 from acp_agent.journal.events import (
     AssistantPart,
+    Compaction,
+    CompactionReason,
     Entry,
     Event,
     SessionHeader,
@@ -57,14 +61,26 @@ from acp_agent.journal.writer import JournalHealth, JournalWriter
 from acp_agent.model.base import (
     Finish,
     ModelError,
+    ModelMessage,
     ModelProvider,
     ModelRequest,
     TextDelta,
     ThoughtDelta,
     ToolCallReady,
+    UserTurn,
 )
 from acp_agent.session.admission import AdditionalContext, Admission, Allow
 from acp_agent.session.catalog import title_from
+from acp_agent.session.compaction import (
+    DEFAULT_CONTEXT_WINDOW,
+    CompactionProgress,
+    keep_budget,
+    nears_window,
+    parse_compact,
+    plan_compaction,
+    summarize,
+    summary_request,
+)
 from acp_agent.session.history import derive_messages
 from acp_agent.session.machine import (
     Abort,
@@ -74,6 +90,9 @@ from acp_agent.session.machine import (
     Cancel,
     Commit,
     CommitInBackground,
+    CompactionDone,
+    CompactionFailed,
+    CompactRequest,
     Effect,
     Finished,
     Inject,
@@ -89,6 +108,7 @@ from acp_agent.session.machine import (
     Queued,
     Resolve,
     StartAdmission,
+    StartCompaction,
     StartModelRequest,
     StartTool,
     State,
@@ -139,6 +159,10 @@ class SessionObserver(Protocol):
 
     async def titled(self, title: str) -> None: ...
 
+    async def compaction_progress(
+        self, compaction_id: str, progress: CompactionProgress, error: str | None
+    ) -> None: ...
+
 
 def now_ms() -> int:
     return time.time_ns() // 1_000_000
@@ -160,6 +184,8 @@ class SessionDeps:
     max_steps: int = 64
     remember_title: Callable[[str], None] | None = None
     """Persists the session title (the first admitted prompt); None: titles are not kept."""
+    context_window: int = DEFAULT_CONTEXT_WINDOW
+    """The model's context window in tokens: drives automatic compaction (``compaction.py``)."""
 
 
 @dataclass
@@ -213,15 +239,22 @@ class SessionActor:
         return self.machine.state
 
     async def send(self, content: list[ContentBlock]) -> Outcome:
-        reply = self._reply()
-        await self._post(Submit(Prompt(ref=reply[0], content=content)))
-        return await reply[1].wait()  # type: ignore[return-value]
+        return await (await self.submit(content)).wait()
 
     async def submit(self, content: list[ContentBlock]) -> Reply[Outcome]:
-        """Queue a prompt and return at once; the reply resolves when its turn ends."""
+        """Queue a prompt and return at once; the reply resolves when its turn ends.
+
+        A prompt whose whole text is ``/compact [instructions]`` is a compaction request.
+        """
+        instructions = parse_compact(content)
+        compact = CompactRequest(instructions) if instructions is not None else None
         ref, reply = self._reply()
-        await self._post(Submit(Prompt(ref=ref, content=content)))
+        await self._post(Submit(Prompt(ref=ref, content=content, compact=compact)))
         return reply  # type: ignore[return-value]
+
+    async def compact(self, instructions: str = "") -> Reply[Outcome]:
+        """Queue a manual compaction, as the prompt ``/compact instructions`` would."""
+        return await self.submit([TextContent(text=f"/compact {instructions}".rstrip())])
 
     async def inject(self, content: list[ContentBlock], src: Source) -> tuple[str, Placement]:
         message = UserMessage(id=self.deps.ids(), content=content, source=src)
@@ -307,6 +340,8 @@ class SessionActor:
                 self._spawn(self._background_commit)
             case StartAdmission(ticket=ticket, prompt=prompt):
                 self._spawn_worker(ticket, lambda: self._admit(ticket, prompt))
+            case StartCompaction(ticket=ticket, reason=reason, instructions=instructions):
+                self._spawn_worker(ticket, lambda: self._compact(ticket, reason, instructions))
             case StartModelRequest(ticket=ticket, turn=turn, step=step):
                 self._spawn_worker(ticket, lambda: self._request_model(ticket, turn, step))
             case StartTool(ticket=ticket, call=call):
@@ -380,7 +415,8 @@ class SessionActor:
             await self._maybe_title(decision.content)
             message = UserMessage(self.deps.ids(), decision.content, source(SourceKind.USER))
             contexts = tuple(self._context_message(c) for c in decision.additional_contexts)
-            await self._post(Admitted(ticket, message, contexts))
+            compact_first = self._nears_window([message, *contexts])
+            await self._post(Admitted(ticket, message, contexts, compact_first))
         else:
             await self._post(Blocked(ticket, decision.reason))
 
@@ -393,6 +429,37 @@ class SessionActor:
 
     def _context_message(self, context: AdditionalContext) -> UserMessage:
         return UserMessage(self.deps.ids(), context.content, context.source)
+
+    def _nears_window(self, admitted: list[UserMessage]) -> bool:
+        """Would the next request (history + the admitted messages) near the context window?"""
+        upcoming: list[ModelMessage] = derive_messages(self.entries)
+        upcoming += [UserTurn(message.content, message.source) for message in admitted]
+        return nears_window(upcoming, self.deps.context_window)
+
+    async def _compact(self, ticket: int, reason: CompactionReason, instructions: str) -> None:
+        scope = self._workers[ticket]
+        plan = plan_compaction(self.entries, keep_tokens=keep_budget(self.deps.context_window))
+        if plan is None:
+            self._log.info("compaction_skipped", reason=str(reason), why="nothing to summarize")
+            await self._post(CompactionDone(ticket, None))
+            return
+        compaction_id, progress = self.deps.ids(), self.observer.compaction_progress
+        self._log.info("compaction_started", reason=str(reason), through_seq=plan.through_seq)
+        await progress(compaction_id, CompactionProgress.STARTED, None)
+        request, summary = summary_request(self.id, plan, instructions), None
+        try:
+            with scope:
+                summary = await summarize(self.deps.model, request)
+        except ModelError as exc:
+            self._log.warning("compaction_failed", reason=str(reason), error=str(exc))
+            await progress(compaction_id, CompactionProgress.FAILED, str(exc))
+            await self._post(CompactionFailed(ticket, str(exc)))
+            return
+        if scope.cancelled_caught or summary is None:
+            await progress(compaction_id, CompactionProgress.CANCELLED, None)
+            return
+        event = Compaction(compaction_id, summary, plan.through_seq, plan.kept_from_seq, reason)
+        await self._post(CompactionDone(ticket, event))
 
     async def _request_model(self, ticket: int, turn: int, step: int) -> None:
         scope = self._workers[ticket]

@@ -15,13 +15,27 @@ Phases::
       ▲                  │                      │   └──ModelDone with tool calls──►┘
       └──────Blocked─────┘◄────────(turn/end)───┘
 
+    compaction, with no turn open (a queued prompt is taken when its phase ends, as above):
+
+    IDLE ──Submit(/compact)──► COMPACTING ──CompactionDone | CompactionFailed──► IDLE
+    ADMITTING ──Admitted(compact_first)──► COMPACTING ──CompactionDone | Failed──► REQUESTING
+
 Invariants the table keeps (they are the design note's acceptance criteria):
 
 - ``turn/start`` is appended only in ``_open_turn``, immediately followed by the prompt, its
   admission contexts and ``step/start`` + a model request. So a turn always asks the model.
   Admission runs in ADMITTING, *before* any turn opens: a blocked prompt appends nothing.
-- With no turn open (IDLE, ADMITTING) an injected context is appended at once as its own
-  ``user/message`` and flushed in the background; no turn number, phase or model call changes.
+- With no turn open (IDLE, ADMITTING, COMPACTING) an injected context is appended at once as
+  its own ``user/message`` and flushed in the background; no turn number, phase or model call
+  changes.
+- Compaction (``compaction.py``) is not a turn: COMPACTING asks the model for a summary
+  with no turn open and, on success, appends one standalone ``session/compaction`` event,
+  between turns. A ``/compact`` prompt (``Prompt.compact``) waits in the FIFO like any prompt,
+  skips admission, and is answered ``end_turn`` (nothing to compact: the same, nothing
+  appended) or ``Failed``. Automatic compaction happens between admission and the turn: the
+  admission worker measures the history and sets ``Admitted.compact_first`` (the machine never
+  estimates sizes); once the summary is done *or failed* the admitted prompt's turn opens. A
+  cancel during COMPACTING appends nothing and answers the prompt (and the queue) ``cancelled``.
 - With a turn open, injections, steering and tool-hook contexts are *staged* in the outbox. The
   outbox is drained whole, and only at a step boundary: after the *complete* tool-result batch
   (or after a step without tools), before the next ``step/start``. So nothing lands between a
@@ -51,6 +65,8 @@ from acp_agent.journal.events import (
     AgentError,
     AssistantMessage,
     AssistantPart,
+    Compaction,
+    CompactionReason,
     ErrorInfo,
     Event,
     Source,
@@ -73,6 +89,7 @@ class Phase(StrEnum):
     ADMITTING = "admitting"
     REQUESTING = "requesting"
     RUNNING_TOOLS = "running_tools"
+    COMPACTING = "compacting"
 
 
 class StopReason(StrEnum):
@@ -101,11 +118,21 @@ class Placement(StrEnum):
 # -- values carried by inputs ---------------------------------------------------------------
 
 
+class CompactRequest(msgspec.Struct, frozen=True):
+    """The ``/compact`` command; ``instructions`` is the text typed after it."""
+
+    instructions: str = ""
+
+
 class Prompt(msgspec.Struct, frozen=True):
-    """A direct prompt waiting for its turn. ``ref`` names the request to answer (None: steer)."""
+    """A direct prompt waiting for its turn. ``ref`` names the request to answer (None: steer).
+
+    ``compact``: the prompt is the ``/compact`` command, served by a compaction instead of a turn.
+    """
 
     ref: int | None
     content: list[ContentBlock]
+    compact: CompactRequest | None = None
 
 
 class Steering(msgspec.Struct, frozen=True):
@@ -127,6 +154,8 @@ class Admitted(msgspec.Struct, frozen=True):
     ticket: int
     prompt: UserMessage
     contexts: tuple[UserMessage, ...] = ()
+    compact_first: bool = False
+    """The history (with this prompt) nears the context window: compact before the turn."""
 
 
 class Blocked(msgspec.Struct, frozen=True):
@@ -166,11 +195,34 @@ class ToolDone(msgspec.Struct, frozen=True):
     cancelled: bool = False
 
 
+class CompactionDone(msgspec.Struct, frozen=True):
+    ticket: int
+    compaction: Compaction | None
+    """The event to append; None: nothing could be compacted (nothing is appended)."""
+
+
+class CompactionFailed(msgspec.Struct, frozen=True):
+    ticket: int
+    error: str
+
+
 class Cancel(msgspec.Struct, frozen=True):
     pass
 
 
-Input = Submit | Admitted | Blocked | Inject | Steer | ModelDone | ModelFailed | ToolDone | Cancel
+Input = (
+    Submit
+    | Admitted
+    | Blocked
+    | Inject
+    | Steer
+    | ModelDone
+    | ModelFailed
+    | ToolDone
+    | CompactionDone
+    | CompactionFailed
+    | Cancel
+)
 
 # -- effects ----------------------------------------------------------------------------------
 
@@ -190,6 +242,12 @@ class CommitInBackground(msgspec.Struct, frozen=True):
 class StartAdmission(msgspec.Struct, frozen=True):
     ticket: int
     prompt: Prompt
+
+
+class StartCompaction(msgspec.Struct, frozen=True):
+    ticket: int
+    reason: CompactionReason
+    instructions: str = ""
 
 
 class StartModelRequest(msgspec.Struct, frozen=True):
@@ -246,6 +304,7 @@ Effect = (
     | Commit
     | CommitInBackground
     | StartAdmission
+    | StartCompaction
     | StartModelRequest
     | StartTool
     | Abort
@@ -270,6 +329,8 @@ class State:
     batch_index: int = 0
     cancelling: bool = False
     max_steps: int = 64
+    admitted: Admitted | None = None
+    """An admitted prompt waiting for an automatic compaction (COMPACTING only)."""
 
     @property
     def turn_open(self) -> bool:
@@ -346,8 +407,21 @@ def _admit_next(state: State, effects: list[Effect]) -> Result:
         return state, effects
     head, rest = state.queue[0], state.queue[1:]
     ticket = state.ticket + 1
-    effects.append(StartAdmission(ticket=ticket, prompt=head))
-    return _replace(state, phase=Phase.ADMITTING, active=head, queue=rest, ticket=ticket), effects
+    if head.compact is not None:
+        reason, instructions = CompactionReason.MANUAL, head.compact.instructions
+        effects.append(StartCompaction(ticket, reason, instructions))
+        phase = Phase.COMPACTING
+    else:
+        effects.append(StartAdmission(ticket=ticket, prompt=head))
+        phase = Phase.ADMITTING
+    return _replace(state, phase=phase, active=head, queue=rest, ticket=ticket), effects
+
+
+def _open_turn(state: State, admitted: Admitted, effects: list[Effect]) -> Result:
+    turn = state.turn + 1
+    effects += [Append(TurnStart(turn=turn)), Append(admitted.prompt)]
+    effects += [Append(context) for context in admitted.contexts]
+    return _begin_step(_replace(state, turn=turn, step=0, admitted=None), effects)
 
 
 def _close_step(state: State, effects: list[Effect]) -> None:
@@ -374,10 +448,11 @@ def _submit_queue(state: State, input_: Input) -> Result:
 
 def _admitted(state: State, input_: Input) -> Result:
     assert isinstance(input_, Admitted)
-    turn = state.turn + 1
-    effects: list[Effect] = [Append(TurnStart(turn=turn)), Append(input_.prompt)]
-    effects += [Append(context) for context in input_.contexts]
-    return _begin_step(_replace(state, turn=turn, step=0), effects)
+    if not input_.compact_first:
+        return _open_turn(state, input_, [])
+    ticket = state.ticket + 1
+    compacting = _replace(state, phase=Phase.COMPACTING, ticket=ticket, admitted=input_)
+    return compacting, [StartCompaction(ticket, CompactionReason.AUTO)]
 
 
 def _blocked(state: State, input_: Input) -> Result:
@@ -486,15 +561,40 @@ def _tool_done(state: State, input_: Input) -> Result:
     return _begin_step(_drain(state, effects), effects)
 
 
+def _compaction_done(state: State, input_: Input) -> Result:
+    assert isinstance(input_, CompactionDone)
+    effects: list[Effect] = []
+    if input_.compaction is not None:
+        effects += [Append(input_.compaction), Commit()]
+    return _after_compaction(state, effects, Finished(StopReason.END_TURN))
+
+
+def _compaction_failed(state: State, input_: Input) -> Result:
+    assert isinstance(input_, CompactionFailed)
+    return _after_compaction(state, [], Failed(input_.error))
+
+
+def _after_compaction(state: State, effects: list[Effect], outcome: Outcome) -> Result:
+    """Automatic: the admitted prompt's turn opens (a failed summary is not its failure).
+    Manual: the ``/compact`` prompt is answered and the next queued prompt admitted."""
+    if state.admitted is not None:
+        return _open_turn(state, state.admitted, effects)
+    _resolve_all((state.active,) if state.active else (), outcome, effects)
+    return _admit_next(_replace(state, phase=Phase.IDLE, active=None), effects)
+
+
 def _cancel_noop(state: State, input_: Input) -> Result:
     return state, []
 
 
-def _cancel_admission(state: State, input_: Input) -> Result:
+def _cancel_before_turn(state: State, input_: Input) -> Result:
+    """ADMITTING or COMPACTING: abort the worker; nothing was appended, nothing will be."""
     effects: list[Effect] = [Abort(state.ticket)]
     _resolve_all((state.active,) if state.active else (), Finished(StopReason.CANCELLED), effects)
     _resolve_all(state.queue, Finished(StopReason.CANCELLED), effects)
-    idle = _replace(state, phase=Phase.IDLE, active=None, queue=(), ticket=state.ticket + 1)
+    idle = _replace(
+        state, phase=Phase.IDLE, active=None, queue=(), admitted=None, ticket=state.ticket + 1
+    )
     return idle, effects
 
 
@@ -508,34 +608,48 @@ def _cancel_turn(state: State, input_: Input) -> Result:
 
 # -- the table --------------------------------------------------------------------------------
 
-_IDLE, _ADMITTING = Phase.IDLE, Phase.ADMITTING
+_IDLE, _ADMITTING, _COMPACTING = Phase.IDLE, Phase.ADMITTING, Phase.COMPACTING
 _REQUESTING, _TOOLS = Phase.REQUESTING, Phase.RUNNING_TOOLS
 
 _TABLE: Final[dict[tuple[Phase, type[Input]], Transition]] = {
     (_IDLE, Submit): _submit_idle,
     (_ADMITTING, Submit): _submit_queue,
+    (_COMPACTING, Submit): _submit_queue,
     (_REQUESTING, Submit): _submit_queue,
     (_TOOLS, Submit): _submit_queue,
     (_ADMITTING, Admitted): _admitted,
     (_ADMITTING, Blocked): _blocked,
     (_IDLE, Inject): _inject_append,
     (_ADMITTING, Inject): _inject_append,
+    (_COMPACTING, Inject): _inject_append,
     (_REQUESTING, Inject): _inject_stage,
     (_TOOLS, Inject): _inject_stage,
     (_IDLE, Steer): _steer_new_turn,
     (_ADMITTING, Steer): _steer_new_turn,
+    (_COMPACTING, Steer): _steer_new_turn,
     (_REQUESTING, Steer): _steer_stage,
     (_TOOLS, Steer): _steer_stage,
     (_REQUESTING, ModelDone): _model_done,
     (_REQUESTING, ModelFailed): _model_failed,
     (_TOOLS, ToolDone): _tool_done,
+    (_COMPACTING, CompactionDone): _compaction_done,
+    (_COMPACTING, CompactionFailed): _compaction_failed,
     (_IDLE, Cancel): _cancel_noop,
-    (_ADMITTING, Cancel): _cancel_admission,
+    (_ADMITTING, Cancel): _cancel_before_turn,
+    (_COMPACTING, Cancel): _cancel_before_turn,
     (_REQUESTING, Cancel): _cancel_turn,
     (_TOOLS, Cancel): _cancel_turn,
 }
 
-_WORKER_RESULTS: Final = (Admitted, Blocked, ModelDone, ModelFailed, ToolDone)
+_WORKER_RESULTS: Final = (
+    Admitted,
+    Blocked,
+    ModelDone,
+    ModelFailed,
+    ToolDone,
+    CompactionDone,
+    CompactionFailed,
+)
 
 
 def is_stale(state: State, input_: Input) -> bool:

@@ -15,8 +15,14 @@ import structlog
 from anyio.abc import TaskGroup
 
 from acp_agent.content import JsonObject
-from acp_agent.errors import InternalError, InvalidParams, ResourceNotFound
-from acp_agent.journal.errors import JournalError, JournalFlushError, JournalLocked
+from acp_agent.errors import InternalError, InvalidParams, ResourceNotFound, RpcError
+from acp_agent.journal.errors import (
+    JournalError,
+    JournalExists,
+    JournalFlushError,
+    JournalLocked,
+    JournalNotFound,
+)
 from acp_agent.journal.events import Entry, SessionHeader
 from acp_agent.journal.files import FileFactory
 from acp_agent.journal.paths import InvalidSessionId, session_dir, validate_session_id
@@ -24,6 +30,7 @@ from acp_agent.journal.recovery import interrupted_turn_repair
 from acp_agent.journal.writer import JournalWriter
 from acp_agent.session.actor import SessionActor, SessionDeps, SessionObserver, new_id, now_ms
 from acp_agent.session.catalog import read_title, write_title
+from acp_agent.session.fork import ForkRefused, fork_session
 
 log = structlog.get_logger("acp_agent.sessions")
 
@@ -121,6 +128,36 @@ class SessionManager:
             )
         return await self._start(loaded.header, writer, entries, read_title(directory))
 
+    async def fork(
+        self,
+        parent_id: str,
+        cwd: str,
+        *,
+        at_seq: int | None = None,
+        session_id: str | None = None,
+        mcp_servers: list[JsonObject] | None = None,
+    ) -> SessionActor:
+        """Fork ``parent_id`` at a stable boundary (``session/fork.py``) and open the child.
+
+        A parent live here is flushed first (best effort), so the fork sees what it admitted.
+        """
+        live = self._sessions.get(parent_id)
+        if live is not None:
+            await _flush_admitted(live)
+        try:
+            header = await fork_session(
+                self.state_dir,
+                parent_id,
+                at_seq=at_seq,
+                new_id=session_id,
+                cwd=cwd,
+                mcp_servers=mcp_servers,
+                file_factory=self._file_factory,
+            )
+        except (InvalidSessionId, ForkRefused, JournalError) as exc:
+            raise _fork_error(parent_id, exc) from exc
+        return await self.open(header.id)
+
     async def _start(
         self,
         header: SessionHeader,
@@ -160,3 +197,26 @@ class SessionManager:
                 log.error("session_closed_unflushed", session_id=actor.id, error=exc.error)
                 return
         log.info("session_closed", session_id=actor.id)
+
+
+async def _flush_admitted(actor: SessionActor) -> None:
+    try:
+        await actor.writer.flush()
+    except JournalError as exc:  # the actor reports its own flush failures
+        log.warning("fork_parent_unflushed", session_id=actor.id, error=str(exc))
+
+
+def _fork_error(parent_id: str, exc: Exception) -> RpcError:
+    match exc:
+        case InvalidSessionId(session_id=sid):
+            path = "$.sessionId" if sid == parent_id else "$._meta.acp_agent.sessionId"
+            return InvalidParams(str(exc), {"path": path})
+        case JournalNotFound():
+            return ResourceNotFound(f"unknown session {parent_id!r}", {"sessionId": parent_id})
+        case JournalExists(session_id=sid):
+            return InvalidParams(f"session id {sid!r} is already in use", {"sessionId": sid})
+        case ForkRefused(seq=seq):
+            return InvalidParams(str(exc), {"sessionId": parent_id, "seq": seq})
+        case JournalError():
+            return SessionUnavailable(parent_id, exc)
+    raise AssertionError(exc)

@@ -12,7 +12,10 @@ wire is up. Nothing but encoded frames is ever handed to it.
 inline, so a ``session/prompt`` sent right behind a ``session/new`` sees the session it created;
 handlers must therefore be quick (a handler that waits on a full queue stalls reading, which is
 backpressure the client asked for). Long work returns a ``Deferred``: the dispatcher runs it as a
-task and answers when it resolves, while reading goes on. Notifications never get an answer.
+task and answers when it resolves, while reading goes on. A handler that must say more *after*
+its answer (say, notifications about what it just created) returns ``Then``: the answer is
+queued, then ``after`` runs, still before the next message is read. Notifications never get an
+answer.
 
 Endings, each one path:
 
@@ -83,6 +86,20 @@ class Deferred:
 
     def __init__(self, awaitable: Awaitable[object]) -> None:
         self.awaitable = awaitable
+
+
+class Then:
+    """Returned by a request handler: answer with ``result`` now, then run ``after``.
+
+    ``after`` runs inline once the answer is queued (so whatever it writes follows the answer),
+    before the next message is dispatched; an exception in it is logged, never answered.
+    """
+
+    __slots__ = ("after", "result")
+
+    def __init__(self, result: object, after: Callable[[], Awaitable[None]]) -> None:
+        self.result = result
+        self.after = after
 
 
 class ServeEnd(StrEnum):
@@ -221,11 +238,25 @@ class Connection:
             await self._writer.put(encode_error(request.id, error))
             return
         params = request.params
-        outcome = await self._answer(request.id, request.method, lambda: handler(params))
+        follow_ups: list[Callable[[], Awaitable[None]]] = []
+
+        async def call() -> object:
+            result = await handler(params)
+            if isinstance(result, Then):
+                follow_ups.append(result.after)
+                return result.result
+            return result
+
+        outcome = await self._answer(request.id, request.method, call)
         if isinstance(outcome, Deferred):
             self._start_deferred(request.id, request.method, outcome)
-        else:
-            await self._writer.put(outcome)
+            return
+        await self._writer.put(outcome)
+        for after in follow_ups:
+            try:
+                await after()
+            except Exception:
+                log.exception("follow_up_failed", method=request.method, id=request.id)
 
     async def _on_notification(self, notification: IncomingNotification) -> None:
         method = notification.method

@@ -477,21 +477,47 @@ async def wait_until_said(agent: RecordedAgent, sid: str, fragment: str) -> None
         await asyncio.sleep(0.01)
 
 
-async def test_a_failed_repair_flush_on_load_neither_hides_the_error_nor_keeps_the_lock(
-    tmp_path: Path, workspace: Path, state_dir: Path, agent_env: dict[str, str]
+async def torn_session(tmp_path: Path, workspace: Path, agent_env: dict[str, str]) -> str:
+    """A clean session whose journal then got half a line appended (a torn tail)."""
+    sid = await clean_session(tmp_path, workspace, agent_env)
+    path = journal_file(Path(agent_env["ACP_AGENT_STATE_DIR"]), sid)
+    path.write_bytes(path.read_bytes() + b'{"seq":21,"time":17')
+    return sid
+
+
+# (what the load must repair, the fault that hits the repair)
+REPAIR_FAULTS = {
+    "interrupted turn, its repair fsync fails": (interrupted_session, "fsync:eio@1"),
+    "interrupted turn, its repair write fails": (interrupted_session, "write:enospc@1"),
+    "torn tail, cutting it fails": (torn_session, "truncate:eio@1"),
+    "torn tail, syncing the cut fails": (torn_session, "fsync:eio@1"),
+}
+
+
+@pytest.mark.parametrize(
+    ("make_session", "faults"), REPAIR_FAULTS.values(), ids=REPAIR_FAULTS.keys()
+)
+async def test_a_failed_repair_on_load_neither_hides_the_error_nor_keeps_the_lock(
+    make_session: Callable[[Path, Path, dict[str, str]], Any],
+    faults: str,
+    tmp_path: Path,
+    workspace: Path,
+    state_dir: Path,
+    agent_env: dict[str, str],
 ) -> None:
-    """The load of an interrupted session appends the repair and flushes it (an existing
-    journal's write #1 / fsync #1); here that fsync fails. Either the session is served anyway
-    (the repair stays admitted, ``_acp_agent/journal_error`` reports the failure, a later flush
-    retries it) or the load fails with a clear error and lets go of the session. What must not
-    happen: a bare internal error, and the session staying locked by a process that does not
-    serve it."""
-    sid = await interrupted_session(tmp_path, workspace, agent_env)
+    """The load of a damaged session repairs it before serving it: it cuts a torn tail off
+    (truncate #1, fsync #1 of the opened journal) or appends the closing events of an
+    interrupted turn and flushes them (write #1, fsync #1). Here that I/O fails. Either the
+    session is served anyway (what is admitted stays in memory, ``_acp_agent/journal_error``
+    reports the failure, a later flush retries it) or the load fails with a clear error and lets
+    go of the session. What must not happen: a bare internal error, and the session staying
+    locked by a process that does not serve it."""
+    sid = await make_session(tmp_path, workspace, agent_env)
     path = journal_file(state_dir, sid)
     before = path.read_bytes()
 
     script = write_script(tmp_path / "s.jsonl")
-    env = {**agent_env, "ACP_AGENT_JOURNAL_FAULTS": "fsync:eio@1"}
+    env = {**agent_env, "ACP_AGENT_JOURNAL_FAULTS": faults}
     client = RecordingClient()
     async with recorded_agent(client, serve_command(script), env=env) as faulty:
         await initialize(faulty)
@@ -527,10 +553,12 @@ async def test_a_failed_repair_flush_on_load_neither_hides_the_error_nor_keeps_t
                 f"{other_failure.code} {other_failure}"
             )
         assert not problems, "\n".join(problems)
-    assert path.read_bytes().startswith(before)
-    # in the end, a healthy process serves the session with its turn closed as interrupted
+    prefix_len = before.rfind(b"\n") + 1
+    assert path.read_bytes().startswith(before[:prefix_len])
+    # in the end, a healthy process serves the session, repaired
     async with recorded_agent(command=serve_command(script), env=agent_env) as agent:
         await initialize(agent)
         await agent.conn.load_session(cwd=str(workspace), session_id=sid)
     journal = check_journal(state_dir, sid, workspace)
-    assert journal.end_reasons() == ["interrupted"]
+    assert journal.end_reasons()[-1] in ("interrupted", "completed")
+    assert before[prefix_len:] in side_files(path.parent) or prefix_len == len(before)

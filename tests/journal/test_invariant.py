@@ -114,7 +114,7 @@ def test_outside_a_turn_only_user_messages_may_appear(event: Event, message: str
 
 
 def test_standalone_metadata_types_are_an_explicit_seam(monkeypatch: pytest.MonkeyPatch) -> None:
-    assert frozenset() == invariant.STANDALONE_TYPES
+    assert frozenset({"session/compaction"}) == invariant.STANDALONE_TYPES
     assert problems([*open_step(), title("in a turn is fine"), StepEnd(1, 1), end(1)]) == []
     monkeypatch.setattr(invariant, "STANDALONE_TYPES", frozenset({"session/title"}))
     assert problems([title("named"), *simple_turn(1), title("renamed")]) == []

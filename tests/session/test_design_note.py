@@ -296,6 +296,7 @@ async def test_failed_idle_flush_is_reported_not_an_agent_error_and_retried(
             errors.append((error, unflushed))
 
         async def titled(self, title: str) -> None: ...
+        async def compaction_progress(self, *args: object) -> None: ...
 
     from acp_agent.api import Agent
     from acp_agent.model.script import ScriptModel

@@ -10,6 +10,8 @@ from acp_agent.content import ContentBlock, TextContent
 from acp_agent.journal.events import (
     AgentError,
     AssistantMessage,
+    Compaction,
+    CompactionReason,
     ErrorInfo,
     SteeringMessage,
     StepEnd,
@@ -34,6 +36,9 @@ from acp_agent.session.machine import (
     Cancel,
     Commit,
     CommitInBackground,
+    CompactionDone,
+    CompactionFailed,
+    CompactRequest,
     Failed,
     Finished,
     IllegalInput,
@@ -48,6 +53,7 @@ from acp_agent.session.machine import (
     Refused,
     Resolve,
     StartAdmission,
+    StartCompaction,
     StartModelRequest,
     StartTool,
     State,
@@ -92,6 +98,19 @@ def requesting(machine: TurnMachine) -> None:
 def running_tools(machine: TurnMachine) -> None:
     requesting(machine)
     machine.feed(ModelDone(machine.state.ticket, "m1", (CALL_A, CALL_B)))
+
+
+def compact_prompt(ref: int = 1, instructions: str = "") -> Prompt:
+    text = f"/compact {instructions}".rstrip()
+    return Prompt(ref, blocks(text), CompactRequest(instructions))
+
+
+def compacting(machine: TurnMachine) -> None:
+    machine.feed(Submit(compact_prompt()))
+
+
+def summary(kept_from: int = 7, reason: CompactionReason = CompactionReason.MANUAL) -> Compaction:
+    return Compaction("k1", blocks("the summary"), kept_from - 1, kept_from, reason)
 
 
 # -- idle -----------------------------------------------------------------------------------
@@ -349,6 +368,145 @@ def test_stale_tool_result_is_ignored() -> None:
     assert machine.state == before
 
 
+# -- compacting (manual: /compact) --------------------------------------------------------------
+
+
+def test_compact_prompt_when_idle_starts_a_compaction_without_admission_or_turn() -> None:
+    machine = TurnMachine()
+    effects = machine.feed(Submit(compact_prompt(1, "keep the file names")))
+    assert effects == [StartCompaction(1, CompactionReason.MANUAL, "keep the file names")]
+    assert machine.state.phase is Phase.COMPACTING
+    assert machine.state.turn == 0
+    assert not machine.state.turn_open
+
+
+def test_compaction_done_appends_the_event_commits_and_answers_end_turn() -> None:
+    machine = TurnMachine(State(turn=2))
+    compacting(machine)
+    effects = machine.feed(CompactionDone(1, summary()))
+    assert effects == [Append(summary()), Commit(), Resolve(1, Finished(StopReason.END_TURN))]
+    assert machine.state == State(turn=2, ticket=1)  # idle again; no turn was opened
+
+
+def test_nothing_to_compact_answers_end_turn_and_appends_nothing() -> None:
+    machine = TurnMachine()
+    compacting(machine)
+    assert machine.feed(CompactionDone(1, None)) == [Resolve(1, Finished(StopReason.END_TURN))]
+    assert machine.state.phase is Phase.IDLE
+
+
+def test_failed_compaction_answers_failed_and_appends_nothing() -> None:
+    machine = TurnMachine()
+    compacting(machine)
+    assert machine.feed(CompactionFailed(1, "model down")) == [Resolve(1, Failed("model down"))]
+    assert machine.state.phase is Phase.IDLE
+
+
+def test_compact_prompt_queues_fifo_behind_a_turn() -> None:
+    machine = TurnMachine()
+    requesting(machine)
+    assert machine.feed(Submit(compact_prompt(2))) == [m.Queued("prompt", 1)]
+    effects = machine.feed(ModelDone(2, "m1", (TextPart("ok"),)))
+    assert effects[-2:] == [
+        Resolve(1, Finished(StopReason.END_TURN)),
+        StartCompaction(3, CompactionReason.MANUAL, ""),
+    ]
+    assert machine.state.phase is Phase.COMPACTING
+    assert machine.state.active == compact_prompt(2)
+
+
+def test_prompts_queued_during_a_compaction_are_admitted_after_it() -> None:
+    machine = TurnMachine()
+    compacting(machine)
+    assert machine.feed(Submit(Prompt(2, blocks("next")))) == [m.Queued("prompt", 1)]
+    effects = machine.feed(CompactionDone(1, summary()))
+    assert effects[-2:] == [
+        Resolve(1, Finished(StopReason.END_TURN)),
+        StartAdmission(2, Prompt(2, blocks("next"))),
+    ]
+    assert machine.state.phase is Phase.ADMITTING
+
+
+def test_inject_during_a_compaction_is_appended_out_of_turn() -> None:
+    machine = TurnMachine()
+    compacting(machine)
+    before = machine.state
+    effects = machine.feed(Inject(5, ctx("x")))
+    assert effects == [Append(ctx("x")), CommitInBackground(), Placed(5, Placement.APPENDED)]
+    assert machine.state == before
+
+
+def test_steer_during_a_compaction_queues_a_new_turn() -> None:
+    machine = TurnMachine()
+    compacting(machine)
+    effects = machine.feed(Steer(3, Steering("s", blocks("go"), source("user"))))
+    assert effects == [Placed(3, Placement.STARTED_NEW_TURN), m.Queued("prompt", 1)]
+    assert machine.state.queue == (Prompt(None, blocks("go")),)
+
+
+def test_cancel_during_a_compaction_aborts_it_and_answers_cancelled() -> None:
+    machine = TurnMachine()
+    compacting(machine)
+    machine.feed(Submit(Prompt(2, blocks("queued"))))
+    effects = machine.feed(Cancel())
+    assert effects == [
+        Abort(1),
+        Resolve(1, Finished(StopReason.CANCELLED)),
+        Resolve(2, Finished(StopReason.CANCELLED)),
+    ]
+    assert machine.state.phase is Phase.IDLE
+    assert machine.feed(CompactionDone(1, summary())) == []  # stale: nothing appended
+    assert machine.feed(CompactionFailed(1, "late")) == []
+
+
+# -- compacting (automatic, before a turn) -------------------------------------------------------
+
+
+def auto_compacting(machine: TurnMachine) -> None:
+    admitting(machine)
+    machine.feed(Admitted(1, user("hi"), (ctx("h1"),), compact_first=True))
+
+
+def test_admitted_with_compact_first_compacts_before_opening_the_turn() -> None:
+    machine = TurnMachine()
+    admitting(machine)
+    effects = machine.feed(Admitted(1, user("hi"), (ctx("h1"),), compact_first=True))
+    assert effects == [StartCompaction(2, CompactionReason.AUTO)]
+    assert machine.state.phase is Phase.COMPACTING
+    assert machine.state.turn == 0
+
+
+def test_automatic_compaction_done_appends_it_then_opens_the_admitted_turn() -> None:
+    machine = TurnMachine()
+    auto_compacting(machine)
+    event = summary(reason=CompactionReason.AUTO)
+    effects = machine.feed(CompactionDone(2, event))
+    assert effects[:2] == [Append(event), Commit()]
+    assert appended(effects) == [event, TurnStart(1), user("hi"), ctx("h1"), StepStart(1, 1)]
+    assert effects[-1] == StartModelRequest(3, 1, 1)
+    assert machine.state.phase is Phase.REQUESTING
+    assert machine.state.admitted is None
+
+
+def test_failed_automatic_compaction_still_runs_the_turn() -> None:
+    machine = TurnMachine()
+    auto_compacting(machine)
+    effects = machine.feed(CompactionFailed(2, "model down"))
+    assert appended(effects) == [TurnStart(1), user("hi"), ctx("h1"), StepStart(1, 1)]
+    assert not any(isinstance(e, Resolve) for e in effects)
+    assert machine.state.phase is Phase.REQUESTING
+
+
+def test_cancel_during_automatic_compaction_drops_the_admitted_prompt() -> None:
+    machine = TurnMachine()
+    auto_compacting(machine)
+    effects = machine.feed(Cancel())
+    assert effects == [Abort(2), Resolve(1, Finished(StopReason.CANCELLED))]
+    assert machine.state.phase is Phase.IDLE
+    assert machine.state.admitted is None
+    assert machine.feed(CompactionDone(2, summary())) == []
+
+
 # -- every illegal transition ---------------------------------------------------------------
 
 
@@ -362,6 +520,8 @@ def sample_inputs(ticket: int) -> list[m.Input]:
         ModelDone(ticket, "m", ()),
         ModelFailed(ticket, "m", (), "e"),
         ToolDone(ticket, blocks("r"), False),
+        CompactionDone(ticket, None),
+        CompactionFailed(ticket, "e"),
         Cancel(),
     ]
 
@@ -371,6 +531,7 @@ PHASE_SETUP = {
     Phase.ADMITTING: admitting,
     Phase.REQUESTING: requesting,
     Phase.RUNNING_TOOLS: running_tools,
+    Phase.COMPACTING: compacting,
 }
 
 LEGAL = set(m._TABLE)
@@ -405,4 +566,9 @@ def test_illegal_count_is_what_the_table_leaves_out() -> None:
     assert (Phase.IDLE, ToolDone) in illegal
     assert (Phase.REQUESTING, Admitted) in illegal
     assert (Phase.RUNNING_TOOLS, ModelDone) in illegal
-    assert len(illegal) == 36 - len(LEGAL)
+    assert (Phase.IDLE, CompactionDone) in illegal
+    assert (Phase.REQUESTING, CompactionDone) in illegal
+    assert (Phase.COMPACTING, Admitted) in illegal
+    assert (Phase.COMPACTING, ModelDone) in illegal
+    assert (Phase.COMPACTING, ToolDone) in illegal
+    assert len(illegal) == 5 * 11 - len(LEGAL)
