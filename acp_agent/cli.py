@@ -68,6 +68,13 @@ def _add_journal_commands(commands: Subcommands) -> None:
         "create a session holding another's history up to a stable boundary; print its id",
         session=True,
     )
+    compact = _journal_action(
+        actions,
+        "compact",
+        "summarize a session's older history with its model (--model), as /compact does",
+        session=True,
+    )
+    compact.add_argument("--instructions", metavar="TEXT", help="what the summary should keep")
     fork.add_argument(
         "--at",
         type=int,

@@ -37,6 +37,7 @@ from acp_agent.journal.events import (
     AgentError,
     AssistantMessage,
     AssistantPart,
+    Compaction,
     Entry,
     Event,
     SessionHeader,
@@ -275,6 +276,8 @@ def _summary(event: Event) -> str:
             return reason.kind if reason.message is None else f"{reason.kind}: {reason.message}"
         case AgentError(error=error):
             return _preview(error.message)
+        case Compaction(summary=summary, through_seq=through, reason=reason):
+            return f"{reason}, through seq {through}: {_preview(plain_text(summary))}"
         case UnknownEvent(data=data):
             return _preview(bytes(data).decode("utf-8", "replace"))
         case _:
@@ -315,10 +318,45 @@ def _fork(args: argparse.Namespace, options: Options) -> int:
     return 0
 
 
+# -- compact --------------------------------------------------------------------------------------
+
+
+def _compact(args: argparse.Namespace, options: Options) -> int:
+    """What ``/compact`` does, without a server: the session's model summarizes its history."""
+    from acp_agent.errors import RpcError
+    from acp_agent.model.registry import BadModelSpec, make_model
+    from acp_agent.session.compaction import compact_session
+    from acp_agent.session.machine import Failed, Finished
+
+    _existing_session(options.state_dir, args.session_id)
+    try:
+        model = make_model(options.model)
+    except BadModelSpec as exc:
+        raise UsageError(str(exc)) from exc
+    run = partial(
+        compact_session,
+        options.state_dir,
+        args.session_id,
+        model,
+        instructions=args.instructions or "",
+        context_window=options.context_window,
+    )
+    try:
+        outcome = anyio.run(run)
+    except RpcError as exc:  # locked by a running server, unreadable journal
+        return _fail(exc.message, 1)
+    if isinstance(outcome, Failed):
+        return _fail(f"compaction failed: {outcome.message}", 1)
+    assert isinstance(outcome, Finished)
+    print(f"{args.session_id}: compacted")
+    return 0
+
+
 COMMANDS: dict[str, Command] = {
     "check": _check,
     "list": _list,
     "show": _show,
     "query": _query,
     "fork": _fork,
+    "compact": _compact,
 }

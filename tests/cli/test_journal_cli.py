@@ -229,3 +229,46 @@ def test_reading_commands_take_no_lock_and_change_nothing(state: Path) -> None:
     )
     assert check.returncode == 1
     assert check_file(directory)  # the torn tail is still there for the next open to move
+
+
+def test_compact_summarizes_with_the_given_model_and_keeps_the_invariant(tmp_path: Path) -> None:
+    state = tmp_path / "compact-state"
+    script = tmp_path / "turns.jsonl"
+    script.write_text('{"text": "one"}\n{"text": "two"}\n')
+    frames = [
+        {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": 1}},
+        {"jsonrpc": "2.0", "id": 2, "method": "session/new", "params": {"cwd": str(tmp_path), "mcpServers": [], "_meta": {"acp_agent": {"sessionId": "C"}}}},
+        {"jsonrpc": "2.0", "id": 3, "method": "session/prompt", "params": {"sessionId": "C", "prompt": [{"type": "text", "text": "first"}]}},
+        {"jsonrpc": "2.0", "id": 4, "method": "session/prompt", "params": {"sessionId": "C", "prompt": [{"type": "text", "text": "second"}]}},
+        {"jsonrpc": "2.0", "id": 5, "method": "_acp_agent/inject", "params": {"sessionId": "C", "content": "tail note"}},
+    ]  # fmt: skip
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "acp_agent",
+            "--model",
+            f"script:{script}",
+            "--state-dir",
+            str(state),
+        ],
+        input="".join(json.dumps(f) + "\n" for f in frames),
+        capture_output=True,
+        text=True,
+        timeout=30,
+        check=True,
+    )
+    summary = tmp_path / "summary.jsonl"
+    summary.write_text('{"text": "SUMMARY of first"}\n')
+    done = journal(state, "compact", "C", "--model", f"script:{summary}")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "C: compacted"
+    shown = journal(state, "query", "C", "--type", "session/compaction", "--json")
+    (line,) = shown.stdout.splitlines()
+    data = json.loads(line)["data"]
+    assert data["summary"] == [{"type": "text", "text": "SUMMARY of first"}]
+    assert data["reason"] == "manual"
+    assert journal(state, "check", "C").returncode == 0
+    # the trailing out-of-turn note is committed history, kept by the same rule as any message
+    notes = journal(state, "query", "C", "--source-kind", "client", "--json")
+    assert len(notes.stdout.splitlines()) == 1
