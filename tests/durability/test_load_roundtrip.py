@@ -248,7 +248,11 @@ async def test_list_shows_title_and_updated_at_and_filters_by_cwd(
         only_here = await agent.conn.list_sessions(cwd=str(workspace))
         only_there = await agent.conn.list_sessions(cwd=str(elsewhere))
         nowhere = await agent.conn.list_sessions(cwd=str(tmp_path / "nothing"))
+    async with recorded_agent(command=serve_command(script), env=agent_env) as agent:
+        await initialize(agent)
+        after_restart = await agent.conn.list_sessions()
 
+    assert after_restart == everything  # titles and times come from disk, not from memory
     by_id = {s.session_id: s for s in everything.sessions}
     assert set(by_id) == {here, there}
     assert everything.next_cursor is None
@@ -349,6 +353,41 @@ async def test_a_second_process_cannot_load_a_session_the_first_holds_open(
     journal = check_journal(state_dir, sid, workspace)
     assert journal_file(state_dir, sid).read_bytes().startswith(before)
     assert journal.types().count("turn/start") == 2
+
+
+async def test_close_releases_the_session_to_this_and_to_another_process(
+    tmp_path: Path, workspace: Path, state_dir: Path, agent_env: dict[str, str]
+) -> None:
+    script = write_script(tmp_path / "s.jsonl", {"text": "one"}, {"text": "two"})
+    other_script = write_script(tmp_path / "other.jsonl", {"text": "three"})
+    async with recorded_agent(
+        command=serve_command(script), env=agent_env, use_unstable_protocol=True
+    ) as first:
+        sid = await first.handshake(workspace)
+        await first.prompt_text(sid, "before close")
+        await first.conn.close_session(session_id=sid)
+        with pytest.raises(RequestError) as closed:
+            await first.prompt_text(sid, "to a closed session")
+        # the first process is still running: another one may now take the session over
+        async with recorded_agent(command=serve_command(other_script), env=agent_env) as second:
+            await initialize(second)
+            start = len(second.transcript.agent_frames)
+            await second.conn.load_session(cwd=str(workspace), session_id=sid)
+            replay = updates_before_response(second, start, last_request_id(second, "session/load"))
+            assert (await second.prompt_text(sid, "in the second")).stop_reason == "end_turn"
+        # and back: the first process loads it again from disk
+        await first.conn.load_session(cwd=str(workspace), session_id=sid)
+        assert (await first.prompt_text(sid, "back in the first")).stop_reason == "end_turn"
+    assert closed.value.code == -32002
+    texts = [p["update"]["content"].get("text") for p in replay]
+    assert texts == ["before close", "one"]
+    journal = check_journal(state_dir, sid, workspace)
+    assert [m["content"][0]["text"] for m in journal.of_type("user/message")] == [
+        "before close",
+        "in the second",
+        "back in the first",
+    ]
+    assert [t["turn"] for t in journal.of_type("turn/start")] == [1, 2, 3]
 
 
 async def test_loading_an_unknown_session_is_resource_not_found(
