@@ -310,6 +310,23 @@ async def test_list_pages_over_250_sessions_with_each_exactly_once(
         seen_other, _ = await all_pages(agent, str(other))
         with pytest.raises(RequestError) as bad:
             await agent.conn.list_sessions(cursor="not a cursor!")
+        # page again, and touch two sessions after the first page: one already seen, one on
+        # the last page; each moves to the front (newest), the others must not shift
+        first = await agent.conn.list_sessions()
+        touched = [first.sessions[3].session_id, seen[-2]]
+        for sid in touched:
+            await agent.conn.load_session(cwd=str(workspace), session_id=sid)
+            await inject(agent, sid, "touched")
+            await when_idle(agent, sid)
+        moving = [s.session_id for s in first.sessions]
+        cursor = first.next_cursor
+        while cursor is not None:
+            page = await agent.conn.list_sessions(cursor=cursor)
+            moving += [s.session_id for s in page.sessions]
+            cursor = page.next_cursor
+    untouched = [sid for sid in moving if sid not in touched]
+    assert sorted(untouched) == sorted(set(created) - set(touched))  # each exactly once
+    assert all(moving.count(sid) <= 1 for sid in touched)
     assert pages >= 3  # more than one page, so the cursor was really used
     assert len(seen) == len(set(seen)) == 250
     assert sorted(seen) == sorted(created)
