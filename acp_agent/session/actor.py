@@ -278,6 +278,11 @@ class SessionActor:
         self._cancel_pending = True
         await self._post(Cancel())
 
+    async def commit_repair(self) -> None:
+        """Make load-time repairs durable; a failure is reported (log + observer), not raised:
+        the repaired events stay admitted and the next flush retries them."""
+        await self._commit()
+
     def quiescent(self) -> bool:
         return (
             self.state.phase is Phase.IDLE

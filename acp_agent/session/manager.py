@@ -25,7 +25,12 @@ from acp_agent.journal.errors import (
 )
 from acp_agent.journal.events import Entry, SessionHeader
 from acp_agent.journal.files import FileFactory
-from acp_agent.journal.paths import InvalidSessionId, session_dir, validate_session_id
+from acp_agent.journal.paths import (
+    InvalidSessionId,
+    journal_path,
+    session_dir,
+    validate_session_id,
+)
 from acp_agent.journal.recovery import interrupted_turn_repair
 from acp_agent.journal.writer import JournalWriter
 from acp_agent.session.actor import SessionActor, SessionDeps, SessionObserver, new_id, now_ms
@@ -41,7 +46,7 @@ ObserverFactory = Callable[[SessionHeader, SessionDeps], SessionObserver]
 class SessionUnavailable(InternalError):
     """A session exists on disk but its journal cannot be served."""
 
-    def __init__(self, session_id: str, cause: JournalError) -> None:
+    def __init__(self, session_id: str, cause: JournalError | OSError) -> None:
         reason = "journal_locked" if isinstance(cause, JournalLocked) else "journal_unreadable"
         super().__init__(
             f"cannot open session {session_id!r}: {cause}",
@@ -87,10 +92,18 @@ class SessionManager:
         except InvalidSessionId as exc:
             raise InvalidParams(str(exc), {"path": "$._meta.acp_agent.sessionId"}) from exc
         directory = session_dir(self.state_dir, sid)
-        if sid in self._sessions or directory.exists():
-            raise InvalidParams(f"session id {sid!r} is already in use", {"sessionId": sid})
+        in_use = InvalidParams(f"session id {sid!r} is already in use", {"sessionId": sid})
+        # A directory without a journal is what a session/new cut by a crash leaves: the id
+        # was never answered to anyone, so it is free (create takes over the directory).
+        if sid in self._sessions or journal_path(directory).exists():
+            raise in_use
         header = SessionHeader(id=sid, created_at=now_ms(), cwd=cwd, mcp_servers=mcp_servers)
-        writer = await JournalWriter.create(directory, header, file_factory=self._file_factory)
+        try:
+            writer = await JournalWriter.create(directory, header, file_factory=self._file_factory)
+        except JournalExists as exc:
+            raise in_use from exc
+        except (JournalError, OSError) as exc:
+            raise SessionUnavailable(sid, exc) from exc
         return await self._start(header, writer)
 
     async def open(self, session_id: str) -> SessionActor:
@@ -112,21 +125,26 @@ class SessionManager:
             raise ResourceNotFound(f"unknown session {session_id!r}", {"sessionId": session_id})
         try:
             writer, loaded = await JournalWriter.open(directory, file_factory=self._file_factory)
-        except JournalError as exc:
+        except JournalNotFound as exc:  # a session/new cut by a crash: no session there
+            raise ResourceNotFound(
+                f"unknown session {session_id!r}", {"sessionId": session_id}
+            ) from exc
+        except (JournalError, OSError) as exc:
             raise SessionUnavailable(session_id, exc) from exc
         entries = list(loaded.entries)
         for event in interrupted_turn_repair(entries):
             entry = Entry(seq=writer.next_seq, time=now_ms(), event=event)
             entries.append(entry)
             writer.append(entry)
-        await writer.flush()
         if loaded.repaired is not None:
             log.warning(
                 "journal_tail_moved_aside",
                 session_id=session_id,
                 side_file=str(loaded.repaired.side_file),
             )
-        return await self._start(loaded.header, writer, entries, read_title(directory))
+        actor = await self._start(loaded.header, writer, entries, read_title(directory))
+        await actor.commit_repair()  # a failure is reported like any flush failure, then retried
+        return actor
 
     async def fork(
         self,
