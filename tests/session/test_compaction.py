@@ -341,3 +341,33 @@ async def test_compact_session_compacts_a_closed_session_on_disk(tmp_path: Path)
     [(_, event)] = compactions(loaded.entries)
     assert encoded(event.summary) == [{"type": "text", "text": "offline summary"}]
     assert event.kept_from_seq == turn_start_seq(loaded.entries, 2)
+
+
+async def test_resume_after_compaction_keeps_committed_history_and_sees_summary(
+    tmp_path: Path,
+) -> None:
+    """Compaction, then a fresh agent over the same state resumes the session: the next
+    request is the journal's derivation (summary + kept history + the out-of-turn tail)."""
+    script = lines('{"text": "one"}', '{"text": "two"}', '{"text": "S"}', '{"text": "three"}')
+    async with agent_over(tmp_path, script) as (agent, log, _):
+        session = await agent.new_session(tmp_path, "resumed")
+        await turn(session, "a")
+        await turn(session, "b")
+        await session.inject("tail context", source("client"))
+        assert await (await session.send("/compact")).outcome() == END_TURN
+        await session.dispose()
+    model = ScriptModel.from_lines(script[3:], log)
+    async with Agent.open(tmp_path / "state", model) as agent:
+        resumed = await agent.open_session("resumed")
+        assert await (await resumed.send("c")).outcome() == END_TURN
+        await resumed.when_idle()
+        entries = resumed.entries
+        assert_invariant(tmp_path, resumed)
+    last = requests(log)[-1]
+    assert user_texts(last) == [
+        ("S", "compaction"),
+        ("b", "user"),
+        ("tail context", "client"),
+        ("c", "user"),
+    ]
+    assert_model_visible_is_logged(entries, log)
