@@ -30,3 +30,17 @@ def agent_env(tmp_path: Path) -> dict[str, str]:
 @pytest.fixture
 def recording_client() -> RecordingClient:
     return RecordingClient()
+
+
+@pytest.fixture
+def workspace(tmp_path: Path) -> Path:
+    """The session cwd (resolved, so paths the agent reports compare equal)."""
+    path = tmp_path / "workspace"
+    path.mkdir()
+    return path.resolve()
+
+
+@pytest.fixture
+def state_dir(agent_env: dict[str, str]) -> Path:
+    """The state dir the ``agent_env`` overrides point the agent at."""
+    return Path(agent_env["ACP_AGENT_STATE_DIR"])

@@ -25,14 +25,13 @@ from acp_agent.journal.events import (
     TextPart,
     ToolCall,
     ToolResult,
-    TurnEnd,
-    TurnStart,
     UserMessage,
     source,
     source_kind,
 )
 from acp_agent.journal.paths import journal_path, session_dir, validate_session_id
 from acp_agent.journal.reader import load_journal
+from acp_agent.session.fork import stable_boundaries
 
 
 @dataclass(frozen=True)
@@ -47,14 +46,8 @@ class Snapshot:
 
 
 def stable_prefix(entries: list[Entry]) -> list[Entry]:
-    """Entries up to the last stable boundary (an open turn is cut off)."""
-    open_at: int | None = None
-    for index, entry in enumerate(entries):
-        if isinstance(entry.event, TurnStart):
-            open_at = index
-        elif isinstance(entry.event, TurnEnd):
-            open_at = None
-    return entries if open_at is None else entries[:open_at]
+    """Entries up to the last stable boundary (an open turn is cut off); see ``fork``."""
+    return entries[: max(stable_boundaries(entries))]
 
 
 def _line(entry: Entry) -> str | None:
