@@ -238,9 +238,6 @@ class SessionActor:
     def state(self) -> State:
         return self.machine.state
 
-    async def send(self, content: list[ContentBlock]) -> Outcome:
-        return await (await self.submit(content)).wait()
-
     async def submit(self, content: list[ContentBlock]) -> Reply[Outcome]:
         """Queue a prompt and return at once; the reply resolves when its turn ends.
 
