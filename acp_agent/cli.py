@@ -6,6 +6,8 @@ acp-agent journal show <sessionId> [--json]
 acp-agent journal query <sessionId> [--type T]... [--source-kind K] [--turn N] [--json]
 acp-agent journal check <sessionId>
 acp-agent journal fork <sessionId> [--at SEQ]
+acp-agent replay run DIR... [--update]
+acp-agent replay record DIR --model SPEC [--config FILE] [--steps FILE | -- STEP...]
 acp-agent --version
 """
 
@@ -19,8 +21,9 @@ from typing import TYPE_CHECKING
 
 from acp_agent import __version__
 from acp_agent.options import add_server_options, options_from
+from acp_agent.replay.cli import add_replay_commands, run_replay_command
 
-COMMANDS = ("serve", "journal")
+COMMANDS = ("serve", "journal", "replay")
 
 if TYPE_CHECKING:
     Subcommands = argparse._SubParsersAction[argparse.ArgumentParser]
@@ -35,6 +38,7 @@ def build_parser() -> argparse.ArgumentParser:
     serve = commands.add_parser("serve", help="speak ACP over stdin/stdout (the default)")
     add_server_options(serve)
     _add_journal_commands(commands)
+    add_replay_commands(commands)
     return parser
 
 
@@ -103,6 +107,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not args_list or args_list[0] not in (*COMMANDS, "-h", "--help", "--version"):
         args_list.insert(0, "serve")
     args = build_parser().parse_args(args_list)
+    if args.command == "replay":
+        return run_replay_command(args)
     options = options_from(args)
     if args.command == "journal":
         from acp_agent.journal_cli import run_journal_command
