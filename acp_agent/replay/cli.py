@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from acp_agent.replay.fixture import FixtureError, find_fixtures
+from acp_agent.replay.record import add_record_command, run_record_command
 from acp_agent.replay.runner import Result, replay_sync
 
 if TYPE_CHECKING:
@@ -32,15 +33,11 @@ def add_replay_commands(commands: Subcommands) -> None:
     )
     run.add_argument("dirs", nargs="+", type=Path, metavar="DIR", help="fixture(s) or parent")
     run.add_argument("--update", action="store_true", help="rewrite the expected files")
-    from acp_agent.replay.record import add_record_command
-
     add_record_command(actions)
 
 
 def run_replay_command(args: argparse.Namespace) -> int:
     if args.replay_command == "record":
-        from acp_agent.replay.record import run_record_command
-
         return run_record_command(args)
     return _run(args.dirs, update=args.update)
 
