@@ -41,6 +41,7 @@ from acp_agent.replay.fixture import (
     Places,
 )
 from acp_agent.replay.outputs import Mismatch, compare, render
+from acp_agent.replay.recording import PROVIDER_ENV
 from acp_agent.replay.runner import Result, replay
 from acp_agent.replay.server import ReplayError
 from acp_agent.replay.steps import Json, StepError, parse_step
@@ -49,22 +50,32 @@ if TYPE_CHECKING:
     Subcommands = argparse._SubParsersAction[argparse.ArgumentParser]
 
 RECORD_SERVER = [SERVER[0], "-m", "acp_agent.replay.record_server"]
+PYTHON_SPEC = "python:"
 
 
 @dataclass
 class RecordLauncher:
-    """The recording server: the real one, its provider wrapped; one script file per run."""
+    """The recording server: the real one, its provider wrapped; one script file per run.
+
+    ``python:MODULE:FACTORY`` goes to the server as ``ACP_AGENT_RECORD_PROVIDER`` with a script
+    spec of no lines (never asked: the factory's provider answers instead).
+    """
 
     spec: str
 
     def argv(self, run: int, places: Places, config: Path) -> list[str]:
         record_to = places.tmp / f"recorded.run{run}.jsonl"
+        spec = self.spec
+        if spec.startswith(PYTHON_SPEC):
+            unused = places.tmp / "unused-script.jsonl"
+            unused.touch()
+            spec = f"script:{unused}"
         return [
             *RECORD_SERVER,
             "--record-to",
             str(record_to),
             "--model",
-            self.spec,
+            spec,
             "--state-dir",
             str(places.state),
             "--config",
@@ -72,6 +83,8 @@ class RecordLauncher:
         ]
 
     def env(self, places: Places) -> dict[str, str]:
+        if self.spec.startswith(PYTHON_SPEC):
+            return {PROVIDER_ENV: self.spec.removeprefix(PYTHON_SPEC)}
         return {}
 
 

@@ -41,6 +41,9 @@ from acp_agent.model.script import ScriptError, ScriptLine, ScriptToolCall
 
 _ENCODER = msgspec.json.Encoder()
 
+PROVIDER_ENV = "ACP_AGENT_RECORD_PROVIDER"
+"""``MODULE:FACTORY`` of a provider the recording server uses instead of its spec's."""
+
 
 @dataclass
 class StreamCapture:
