@@ -186,3 +186,35 @@ async def test_a_fixture_recorded_from_a_provider_stream_replays_identically_twi
         if line[:1] in "+-" and not line.startswith(("+++", "---"))
     ]
     assert changed and all('"agent_thought_chunk"' in line for line in changed)
+
+
+def test_the_recording_server_wraps_a_catalog_or_make_model(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from types import SimpleNamespace
+
+    from acp_agent.replay import record_server
+
+    inner = Streams([Finish()])
+
+    class Catalog:
+        def provider(self, spec: str | None) -> Streams:
+            return inner
+
+    sink = ScriptSink(tmp_path / "model.jsonl")
+    monkeypatch.setattr(record_server, "registry", SimpleNamespace(ModelCatalog=Catalog))
+    record_server.install(record_server.Wrapping(sink, None))
+    first, second = Catalog().provider("x"), Catalog().provider("y")
+    assert isinstance(first, RecordingProvider) and first is second and first.inner is inner
+
+    fake_app = SimpleNamespace(make_model=lambda spec: inner)
+    monkeypatch.setattr(record_server, "registry", SimpleNamespace())
+    monkeypatch.setattr(record_server, "app", fake_app)
+    override = Streams([Finish()])
+    record_server.install(record_server.Wrapping(sink, override))
+    made = fake_app.make_model("script:x")
+    assert isinstance(made, RecordingProvider) and made.inner is override
+
+    monkeypatch.setattr(record_server, "app", SimpleNamespace())
+    with pytest.raises(record_server.SeamNotFound):
+        record_server.install(record_server.Wrapping(sink, None))
