@@ -128,7 +128,7 @@ async def drive(
         if server is not None:
             outcome.runs.append(await server.close())
     except BaseException:
-        if server is not None and server.running:
+        if server is not None and server.process.returncode is None:
             await server.kill()
         raise
     outcome.journals = _journals(places.state)

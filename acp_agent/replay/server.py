@@ -74,10 +74,6 @@ class Server:
         )
         return cls(process)
 
-    @property
-    def running(self) -> bool:
-        return self.process.returncode is None and not self._eof
-
     async def send(self, frame: Json) -> None:
         stdin = self.process.stdin
         assert stdin is not None
@@ -140,6 +136,9 @@ class Server:
         return await self._finish()
 
     async def _finish(self) -> RunRecord:
+        _, pending = await asyncio.wait(self._pumps, timeout=EXIT_GRACE_S)
+        for pump in pending:  # a grandchild (a hook) still holds the pipe open
+            pump.cancel()
         await asyncio.gather(*self._pumps, return_exceptions=True)
         self.record.exit_code = self.process.returncode
         return self.record

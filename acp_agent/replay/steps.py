@@ -23,6 +23,7 @@ same length; anything else by equality).
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import StrEnum
@@ -179,7 +180,5 @@ def _is_update(frame: dict[str, Json]) -> bool:
 
 
 def _short(value: Json, limit: int = 160) -> str:
-    import json
-
     text = json.dumps(value, ensure_ascii=False)
     return text if len(text) <= limit else text[:limit] + "..."
