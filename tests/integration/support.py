@@ -10,6 +10,7 @@ reader being right.
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
 import stat
 import time
@@ -23,6 +24,7 @@ from tests.support.acp_schema import AcpSchema, JsonObject
 from tests.support.recording import RecordedAgent, Transcript, agent_command, decode_agent_line
 
 JOURNAL = "journal.jsonl"
+JOURNAL_SCHEMA = "journal-line.schema.json"
 HEADER_KEYS = {"type", "version", "id", "createdAt", "cwd"}
 ENVELOPE_KEYS = {"seq", "time", "type", "data"}
 
@@ -259,6 +261,15 @@ def session_path(state_dir: Path, session_id: str) -> Path:
     return state_dir / "sessions" / session_id
 
 
+@functools.cache
+def journal_schema() -> Any:
+    """Our generated ``schemas/journal-line.schema.json`` (``make gen``), as a validator."""
+    from jsonschema import Draft202012Validator
+
+    root = Path(__file__).resolve().parents[2]
+    return Draft202012Validator(json.loads((root / "schemas" / JOURNAL_SCHEMA).read_text()))
+
+
 def check_journal(state_dir: Path, session_id: str, cwd: Path | None = None) -> Journal:
     """Check a closed session's journal against contracts §2 and the invariant; return it."""
     directory = session_path(state_dir, session_id)
@@ -271,6 +282,9 @@ def check_journal(state_dir: Path, session_id: str, cwd: Path | None = None) -> 
     assert raw.endswith(b"\n"), "the journal's last line has no newline"
     lines = [json.loads(text) for text in raw.split(b"\n")[:-1]]
     header, events = lines[0], lines[1:]
+    for number, value in enumerate(lines, start=1):
+        problem = next(iter(journal_schema().iter_errors(value)), None)
+        assert problem is None, f"journal line {number} fails schemas/: {problem.message}"
     check_header(header, session_id, cwd)
     for expected_seq, event in enumerate(events, start=1):
         check_event(event, expected_seq, header["createdAt"])
