@@ -100,12 +100,43 @@ def decode_params(
 ) -> T:
     """Decode ``params`` into ``type_``; a shape mismatch becomes -32602 naming the path."""
     try:
-        if decoder is not None:
-            return decoder.decode(raw)
-        return msgspec.json.decode(raw, type=type_)
+        value = decoder.decode(raw) if decoder is not None else msgspec.json.decode(raw, type=type_)
+    except RecursionError as exc:
+        raise InvalidParams("Invalid params", {"path": "$", "reason": TOO_DEEP}) from exc
     except msgspec.ValidationError as exc:  # subclass of DecodeError: catch it first
         text = str(exc)
         path = text.rsplit(" - at `", 1)[1].rstrip("`") if " - at `" in text else "$"
         raise InvalidParams("Invalid params", {"path": path, "reason": text}) from exc
     except msgspec.DecodeError as exc:
         raise InvalidParams("Invalid params", {"path": "$", "reason": str(exc)}) from exc
+    if not within_depth(value):
+        raise InvalidParams("Invalid params", {"path": "$", "reason": TOO_DEEP})
+    return value
+
+
+MAX_DEPTH = 64
+TOO_DEEP = f"nested deeper than {MAX_DEPTH} levels"
+
+
+def within_depth(value: object, limit: int = MAX_DEPTH) -> bool:
+    """Whether ``value`` nests at most ``limit`` levels of objects and arrays.
+
+    One limit at the boundary, far under the interpreter's: what is admitted can always be
+    journaled, replayed and re-encoded later (deep values would fail there, not here).
+    """
+    try:
+        stack: list[tuple[object, int]] = [(msgspec.to_builtins(value), 1)]
+    except RecursionError:
+        return False
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, dict):
+            items: list[object] = list(item.values())
+        elif isinstance(item, list):
+            items = item
+        else:
+            continue
+        if depth > limit:
+            return False
+        stack.extend((child, depth + 1) for child in items)
+    return True

@@ -169,9 +169,18 @@ class Connection:
             self._outgoing.fail_all("the client's input is no longer read: no response can arrive")
         return ServeEnd.WIRE_CLOSED if self.wire_closed.is_set() else ServeEnd.EOF
 
-    async def notify(self, method: str, params: object = None) -> None:
-        """Queue a notification (waits while the queue is full; dropped once the wire closed)."""
-        await self._writer.put(encode_notification(method, params))
+    async def notify(self, method: str, params: object = None, *, urgent: bool = False) -> None:
+        """Queue a notification; dropped once the wire closed.
+
+        A plain one waits while the queue is full (backpressure on streaming producers); an
+        ``urgent`` one never waits — for notifications whose number the journal bounds, so a
+        session can commit (and honour a cancel) while the client is not reading.
+        """
+        frame = encode_notification(method, params)
+        if urgent:
+            self._writer.put_now(frame)
+        else:
+            await self._writer.put(frame)
 
     async def request(self, method: str, params: object, result_type: type[T]) -> T:
         """Send a request to the client and decode its result as ``result_type``.
@@ -227,7 +236,7 @@ class Connection:
                     id=message.id,
                     data=message.error.data,
                 )
-                await self._writer.put(encode_error(message.id, message.error))
+                self._writer.put_now(encode_error(message.id, message.error))
             case _:
                 assert_never(message)
 
@@ -235,7 +244,7 @@ class Connection:
         handler = self._router.request_handler(request.method)
         if handler is None:
             error = MethodNotFound("Method not found", {"method": request.method})
-            await self._writer.put(encode_error(request.id, error))
+            self._writer.put_now(encode_error(request.id, error))
             return
         params = request.params
         follow_ups: list[Callable[[], Awaitable[None]]] = []
@@ -251,7 +260,7 @@ class Connection:
         if isinstance(outcome, Deferred):
             self._start_deferred(request.id, request.method, outcome)
             return
-        await self._writer.put(outcome)
+        self._writer.put_now(outcome)  # never wait here: the reader must go on reading
         for after in follow_ups:
             try:
                 await after()

@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import codecs
 from enum import StrEnum
-from typing import Literal
+from typing import Annotated, Literal
 
 import msgspec
 from msgspec import UNSET, Raw, UnsetType
@@ -54,6 +54,7 @@ class InvalidReason(StrEnum):
     NO_METHOD_OR_RESULT = "no_method_or_result"
     BAD_ERROR_OBJECT = "bad_error_object"
     LINE_TOO_LONG = "line_too_long"
+    TOO_DEEP = "too_deep"
 
 
 class ErrorObject(msgspec.Struct, frozen=True):
@@ -107,7 +108,9 @@ class _Envelope(msgspec.Struct):
 
 
 _ENVELOPE = msgspec.json.Decoder(_Envelope)
-_ID: msgspec.json.Decoder[RequestId] = msgspec.json.Decoder(RequestId)
+_Int64 = Annotated[int, msgspec.Meta(ge=-(2**63), le=2**63 - 1)]
+_ID: msgspec.json.Decoder[RequestId] = msgspec.json.Decoder(_Int64 | str | None)
+"""Ids are strings, null or integers that fit ACP's int64 ``RequestId``; anything else: -32600."""
 _STR = msgspec.json.Decoder(str)
 _ERROR = msgspec.json.Decoder(ErrorObject)
 _NULL = Raw(b"null")
@@ -131,6 +134,8 @@ def decode_message(line: bytes | LineTooLong) -> Incoming | None:
         return Invalid(invalid_request(InvalidReason.NOT_AN_OBJECT))
     except (msgspec.DecodeError, UnicodeDecodeError) as exc:
         return Invalid(ParseError("Parse error", {"reason": str(exc)}))
+    except RecursionError:  # nesting deeper than the decoder's stack: answered, not fatal
+        return Invalid(invalid_request(InvalidReason.TOO_DEEP))
     return _classify(envelope)
 
 

@@ -1,8 +1,12 @@
 """The single writer: the only code that calls the byte sink.
 
-Frames (whole encoded lines) go in through a bounded FIFO; ``put`` waits while it is full, so a
-client that stops reading slows producers down instead of growing memory, and nothing is dropped
-or reordered while the wire is up. ``run`` takes every frame already queued (up to
+Frames (whole encoded lines) go in through one FIFO. ``put`` waits while the FIFO holds
+``capacity`` frames, so a client that stops reading slows streaming producers down instead of
+growing memory; ``put_now`` never waits: it is for frames whose number the client itself bounds
+(answers to its requests) or the session's journal bounds (projections of journal events), so
+that neither reading stdin nor committing a turn ever stalls behind a client that is not reading
+(a ``session/cancel`` must still be honoured then). Both append in call order, and producers that
+wait do so in FIFO order: nothing is dropped or reordered while the wire is up. ``run`` takes every frame already queued (up to
 ``_BATCH_BYTES``) and writes them with one sink call: one thread hop per batch, not per frame.
 
 Stopping: ``close`` queues an end marker *behind* every frame queued so far (the FIFO also holds
@@ -13,7 +17,7 @@ and later producers, whose frames are dropped (``put`` returns ``False``, logged
 
 from __future__ import annotations
 
-import contextlib
+from collections import deque
 from collections.abc import Callable
 
 import anyio
@@ -28,64 +32,79 @@ _BATCH_BYTES = 1024 * 1024
 
 
 class FrameWriter:
-    """The single owner of the sink: frames in through a bounded FIFO, batches out."""
+    """The single owner of the sink: frames in through one FIFO, batches out."""
 
     def __init__(
         self, sink: ByteSink, capacity: int, on_closed: Callable[[WireClosed], None]
     ) -> None:
         self._sink = sink
         self._on_closed = on_closed
-        self._send, self._receive = anyio.create_memory_object_stream[bytes | None](capacity)
+        self._capacity = capacity
+        self._frames: deque[bytes] = deque()
+        self._room = anyio.Lock()  # producers waiting for room wait in FIFO order
+        self._changed = anyio.Event()
+        self._closing = False
+        self._stopped = False
         self._done = anyio.Event()
+
+    def _signal(self) -> None:
+        event, self._changed = self._changed, anyio.Event()
+        event.set()
 
     async def put(self, frame: bytes) -> bool:
         """Queue ``frame``, waiting for room; ``False`` if it was dropped (writer stopped)."""
-        try:
-            await self._send.send(frame)
-        except (anyio.BrokenResourceError, anyio.ClosedResourceError):
+        async with self._room:
+            while len(self._frames) >= self._capacity and not self._stopped:
+                await self._changed.wait()
+            return self.put_now(frame)
+
+    def put_now(self, frame: bytes) -> bool:
+        """Queue ``frame`` without waiting for room (see the module docstring for when)."""
+        if self._stopped or self._closing:
             log.debug("frame_dropped", size=len(frame))
             return False
+        self._frames.append(frame)
+        self._signal()
         return True
 
     async def close(self) -> None:
-        """Queue the end marker behind every frame queued so far and wait for the writer."""
-        with contextlib.suppress(anyio.BrokenResourceError, anyio.ClosedResourceError):
-            await self._send.send(None)  # fails when the writer already stopped
-        self._send.close()
+        """Write every frame queued so far (and of producers already waiting), then stop."""
+        async with self._room:
+            self._closing = True
+            self._signal()
         await self._done.wait()
 
     def discard(self) -> None:
-        """Close both ends of the queue; frames still queued are dropped."""
-        self._send.close()
-        self._receive.close()
+        """Stop at once; frames still queued are dropped."""
+        self._stopped = True
+        self._frames.clear()
+        self._signal()
 
     async def run(self) -> None:
         try:
-            with self._receive:  # closing it fails waiting and later producers: frames dropped
-                done = False
-                while not done:
-                    batch, done = await self._next_batch()
-                    if batch:
-                        await self._sink(batch)
+            while not self._stopped:
+                if self._frames:
+                    await self._sink(self._next_batch())
+                elif self._closing:
+                    break
+                else:
+                    await self._changed.wait()
         except WireClosed as exc:
+            self._stopped = True
+            self._frames.clear()
             self._on_closed(exc)
-        except (anyio.EndOfStream, anyio.ClosedResourceError):
-            pass  # discarded while idle
         finally:
+            self._stopped = True
+            self._signal()
             self._done.set()
 
-    async def _next_batch(self) -> tuple[bytes, bool]:
-        """Every frame queued now (up to ``_BATCH_BYTES``), and whether the end marker came."""
+    def _next_batch(self) -> bytes:
+        """Every frame queued now, up to ``_BATCH_BYTES``; frees their room."""
         frames: list[bytes] = []
         size = 0
-        frame = await self._receive.receive()
-        while frame is not None:
+        while self._frames and size < _BATCH_BYTES:
+            frame = self._frames.popleft()
             frames.append(frame)
             size += len(frame)
-            if size >= _BATCH_BYTES:
-                return b"".join(frames), False
-            try:
-                frame = self._receive.receive_nowait()
-            except anyio.WouldBlock:
-                return b"".join(frames), False
-        return b"".join(frames), True
+        self._signal()
+        return b"".join(frames)
