@@ -11,6 +11,12 @@
 ``context_window=`` set to the model's window, sessions also compact on their own before a turn
 when the history nears it (``acp_agent/session/compaction.py``).
 
+Tools: sessions get ``read_file`` unless ``tools=`` says otherwise (``acp_agent.tools.registry
+.coding_tools()`` is the server's set). Writes and commands are decided by each session's
+``Permissions`` (``permissions=``; by default mode ``ask`` with nobody to ask, so they are refused).
+``session.inject_workspace_instructions()`` injects ``AGENTS.md`` and friends as ``plugin`` context,
+as the server does for every new session.
+
 ``inject()`` is the only way to add supplementary model context; ``send()`` and ``steer()``
 carry only the direct prompt. With no turn open, ``inject()`` appends one source-tagged
 ``user/message`` at once and starts a flush (it returns before the flush completes); during a
@@ -32,7 +38,7 @@ from acp_agent.hooks.bridge import HookSet, SessionToolHooks
 from acp_agent.journal.events import Entry, SessionHeader, Source, SourceKind, ToolCallPart, source
 from acp_agent.journal.files import FileFactory
 from acp_agent.journal.writer import JournalHealth
-from acp_agent.model.base import ModelProvider
+from acp_agent.model.base import ModelProvider, Usage
 from acp_agent.session.actor import Reply, SessionActor, SessionDeps, SessionObserver
 from acp_agent.session.admission import AdditionalContext, Admission, AllowAll
 from acp_agent.session.compaction import DEFAULT_CONTEXT_WINDOW, CompactionProgress
@@ -40,7 +46,9 @@ from acp_agent.session.crossref import snapshot
 from acp_agent.session.machine import Outcome, Placement
 from acp_agent.session.manager import SessionManager
 from acp_agent.session.toolrun import ToolHooks, ToolRunner
+from acp_agent.session.workspace import find_instructions
 from acp_agent.tools.base import Tool, ToolContext
+from acp_agent.tools.permissions import Permissions
 from acp_agent.tools.read_file import ReadFile
 
 __all__ = [
@@ -86,6 +94,9 @@ class NullObserver:
     ) -> None:
         pass
 
+    async def usage(self, usage: Usage, context_window: int) -> None:
+        pass
+
 
 @dataclass(frozen=True)
 class Injected:
@@ -122,6 +133,12 @@ class Session:
             as_blocks(content), src or source(SourceKind.PLUGIN)
         )
         return Injected(message_id, placement)
+
+    async def inject_workspace_instructions(self) -> list[Injected]:
+        """Inject each workspace instruction file of the session cwd (``AGENTS.md``, ...) as one
+        ``plugin``-sourced message (``acp_agent/session/workspace.py``)."""
+        found = await anyio.to_thread.run_sync(find_instructions, self._actor.header.cwd)
+        return [await self.inject(f.content, f.source) for f in found]
 
     async def send(self, prompt: Content) -> PendingPrompt:
         return PendingPrompt(await self._actor.submit(as_blocks(prompt)))
@@ -161,13 +178,15 @@ class Agent:
         admission: Admission | None = None,
         tool_hooks: ToolHooks | None = None,
         tools: ToolsFactory | None = None,
+        permissions: Callable[[SessionHeader], Permissions] | None = None,
         observer: Callable[[SessionHeader], SessionObserver] | None = None,
         max_steps: int = 64,
         file_factory: FileFactory | None = None,
         context_window: int = DEFAULT_CONTEXT_WINDOW,
     ) -> AsyncIterator[Agent]:
         def deps(header: SessionHeader) -> SessionDeps:
-            context = ToolContext(header.id, Path(header.cwd))
+            allowed = permissions(header) if permissions else Permissions(session_id=header.id)
+            context = ToolContext(header.id, Path(header.cwd), permissions=allowed)
             chosen = tools(header) if tools else [ReadFile()]
             hooked = SessionToolHooks(hooks) if hooks else None
             runner = ToolRunner(chosen, context, tool_hooks or hooked)
@@ -193,8 +212,16 @@ class Agent:
             finally:
                 tg.cancel_scope.cancel()
 
-    async def new_session(self, cwd: str | Path, session_id: str | None = None) -> Session:
+    async def new_session(
+        self,
+        cwd: str | Path,
+        session_id: str | None = None,
+        *,
+        additional_directories: Sequence[str | Path] = (),
+    ) -> Session:
+        """``additional_directories``: more roots the session's file tools may use."""
         actor = await self._manager.create(str(cwd), session_id)
+        actor.deps.tools.set_roots([Path(d) for d in additional_directories])
         return Session(actor, self._manager)
 
     async def open_session(self, session_id: str) -> Session:

@@ -16,7 +16,6 @@ import os
 import signal
 import sys
 from dataclasses import dataclass
-from pathlib import Path
 
 import anyio
 import structlog
@@ -28,15 +27,17 @@ from acp_agent.hooks.bridge import HookSet, SessionToolHooks
 from acp_agent.hooks.config import ConfigError, load_config
 from acp_agent.journal.events import SessionHeader
 from acp_agent.model.base import ModelProvider
-from acp_agent.model.registry import BadModelSpec, make_model
+from acp_agent.model.config import load_providers
+from acp_agent.model.registry import BadModelSpec, ModelCatalog
 from acp_agent.options import Options
 from acp_agent.session.actor import SessionDeps, SessionObserver
 from acp_agent.session.compaction import DEFAULT_CONTEXT_WINDOW
 from acp_agent.session.manager import SessionManager
 from acp_agent.session.toolrun import ToolRunner
-from acp_agent.tools.base import ToolContext
-from acp_agent.tools.read_file import ReadFile
+from acp_agent.tools.process import kill_all as kill_commands
+from acp_agent.tools.registry import coding_tools
 from acp_agent.transport.connection import Connection, ServeEnd
+from acp_agent.transport.framing import ByteSink, ByteSource
 from acp_agent.transport.stdio import FdSink, FdSource, take_stdin, take_stdout
 
 log = structlog.get_logger("acp_agent.app")
@@ -66,8 +67,8 @@ class _Wiring:
         self.context_window = context_window
 
     def deps(self, header: SessionHeader) -> SessionDeps:
-        context = ToolContext(header.id, Path(header.cwd), fs=self.observers.client_fs(header.id))
-        tools = ToolRunner([ReadFile()], context, SessionToolHooks(self.hooks))
+        context = self.observers.tool_context(header)
+        tools = ToolRunner(coding_tools(), context, SessionToolHooks(self.hooks))
         admission = self.hooks.admission_for(header.cwd)
         return SessionDeps(self.model, tools, admission, context_window=self.context_window)
 
@@ -81,6 +82,7 @@ async def _watch_signals(stop: _Shutdown) -> None:
         async for signum in signals:
             if stop.signalled:
                 log.warning("second_signal_exit", signal=signum)
+                kill_commands()  # no tool subprocess outlives the server
                 logs.shutdown()
                 os._exit(128 + signum)
             stop.signalled = True
@@ -90,20 +92,27 @@ async def _watch_signals(stop: _Shutdown) -> None:
 
 
 async def _serve(
-    options: Options, model: ModelProvider, hooks: HookSet, fd_in: int, fd_out: int
+    options: Options,
+    models: ModelCatalog,
+    hooks: HookSet,
+    source: ByteSource,
+    sink: ByteSink,
+    *,
+    signals: bool = True,
 ) -> int:
+    """Serve one connection; ``signals=False`` for an in-process server (tests)."""
     observers = AcpObserver.Factory()
+    model = models.provider(models.default)
     wiring = _Wiring(model, hooks, observers, options.context_window)
     stop = _Shutdown()
-    server = AgentServer(observers)
-    async with Connection(
-        FdSource(fd_in), FdSink(fd_out), server, max_line_bytes=options.max_line_bytes
-    ) as conn:
+    server = AgentServer(observers, models)
+    async with Connection(source, sink, server, max_line_bytes=options.max_line_bytes) as conn:
         observers.conn = conn
         async with anyio.create_task_group() as tg:
             sessions = SessionManager(options.state_dir, tg, wiring.deps, wiring.observer)
             server.sessions = sessions
-            tg.start_soon(_watch_signals, stop)
+            if signals:
+                tg.start_soon(_watch_signals, stop)
             end = ServeEnd.EOF
             with anyio.CancelScope() as stop.serving:
                 end = await conn.serve()
@@ -115,6 +124,7 @@ async def _serve(
             else:
                 await conn.wait_deferred()
             await sessions.close_all()
+            await models.aclose()
             tg.cancel_scope.cancel()
         with anyio.move_on_after(0.3 if stop.signalled else None):
             await conn.close()
@@ -126,13 +136,13 @@ def run_server(options: Options) -> int:
     fd_in = take_stdin()
     logs.configure(options.log_level, options.log_file)
     try:
-        model = make_model(options.model)
+        models = ModelCatalog(options.model, load_providers(options.config))
         hooks = HookSet.from_config(load_config(options.config).hooks)
     except (BadModelSpec, ConfigError) as exc:
         print(f"acp-agent: {exc}", file=sys.stderr)
         return 2
-    log.info("server_starting", model=model.name, state_dir=str(options.state_dir))
-    code = anyio.run(_serve, options, model, hooks, fd_in, fd_out)
+    log.info("server_starting", model=models.default, state_dir=str(options.state_dir))
+    code = anyio.run(_serve, options, models, hooks, FdSource(fd_in), FdSink(fd_out))
     log.info("server_stopped", exit_code=code)
     logs.shutdown()
     return code

@@ -324,14 +324,16 @@ def _fork(args: argparse.Namespace, options: Options) -> int:
 def _compact(args: argparse.Namespace, options: Options) -> int:
     """What ``/compact`` does, without a server: the session's model summarizes its history."""
     from acp_agent.errors import RpcError
+    from acp_agent.hooks.config import ConfigError
+    from acp_agent.model.config import load_providers
     from acp_agent.model.registry import BadModelSpec, make_model
     from acp_agent.session.compaction import compact_session
     from acp_agent.session.machine import Failed, Finished
 
     _existing_session(options.state_dir, args.session_id)
     try:
-        model = make_model(options.model)
-    except BadModelSpec as exc:
+        model = make_model(options.model, load_providers(options.config))
+    except (BadModelSpec, ConfigError) as exc:
         raise UsageError(str(exc)) from exc
     run = partial(
         compact_session,

@@ -31,7 +31,8 @@ def add_server_options(parser: argparse.ArgumentParser) -> None:
         "--model",
         default=env("ACP_AGENT_MODEL"),
         metavar="SPEC",
-        help="model provider, e.g. script:PATH (env ACP_AGENT_MODEL)",
+        help="model: openai:MODEL, deepseek:MODEL, PROVIDER:MODEL of a [providers] config "
+        "table, or script:PATH (env ACP_AGENT_MODEL)",
     )
     parser.add_argument(
         "--state-dir",

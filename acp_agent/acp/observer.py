@@ -3,11 +3,14 @@
 ``AcpObserver`` implements the session layer's ``SessionObserver`` by projecting what happens
 (``projection.py``) into ``session/update`` notifications; journal flush failures go out as the
 ``_acp_agent/journal_error`` notification. ``AcpClientFs`` is the client's file system, handed to
-tools only when the client advertised ``fs.readTextFile``. Compaction updates go only to a client
+tools only when the client advertised ``fs.readTextFile``; ``Factory.tool_context`` adds the
+other client services tools use (``toolclient.py``). Compaction updates go only to a client
 that advertised ``session.compaction`` (``compaction_updates``).
 """
 
 from __future__ import annotations
+
+from pathlib import Path
 
 import structlog
 
@@ -15,15 +18,28 @@ from acp_agent.acp import projection
 from acp_agent.acp.extensions import JournalErrorParams
 from acp_agent.acp.schema import (
     ClientCapabilities,
+    ConfigOptionUpdate,
+    CurrentModeUpdate,
     ReadTextFileParams,
     ReadTextFileResult,
+    SessionConfigSelect,
     SessionInfoUpdate,
     SessionNotification,
     SessionUpdate,
+    UsageUpdate,
+)
+from acp_agent.acp.toolclient import (
+    AcpClientWriter,
+    AcpPermissionAsker,
+    AcpTerminals,
+    AcpToolProgress,
 )
 from acp_agent.journal.events import Entry, SessionHeader, ToolCallPart
+from acp_agent.model.base import Usage
 from acp_agent.session.actor import SessionActor
 from acp_agent.session.compaction import CompactionProgress
+from acp_agent.tools.base import ToolContext
+from acp_agent.tools.permissions import Permissions
 from acp_agent.transport.connection import Connection
 
 log = structlog.get_logger("acp_agent.acp")
@@ -42,8 +58,11 @@ class AcpObserver:
         self.catalog = catalog
         self.compaction_updates = compaction_updates
 
-    async def _update(self, update: SessionUpdate) -> None:
-        await self.conn.notify("session/update", SessionNotification(self.session_id, update))
+    async def _update(self, update: SessionUpdate, *, urgent: bool = True) -> None:
+        """Urgent unless streamed: the actor must never wait on a client that is not reading
+        (it could not commit a turn or honour a cancel); streamed deltas and replays wait."""
+        notification = SessionNotification(self.session_id, update)
+        await self.conn.notify("session/update", notification, urgent=urgent)
 
     async def appended(self, entry: Entry) -> None:
         for update in self._project(entry, live=True):
@@ -54,17 +73,17 @@ class AcpObserver:
         return projection.project(entry, self.catalog, live=live, compaction_updates=updates)
 
     async def text_delta(self, message_id: str, text: str) -> None:
-        await self._update(projection.text_chunk(message_id, text))
+        await self._update(projection.text_chunk(message_id, text), urgent=False)
 
     async def thought_delta(self, message_id: str, text: str) -> None:
-        await self._update(projection.thought_chunk(message_id, text))
+        await self._update(projection.thought_chunk(message_id, text), urgent=False)
 
     async def tool_started(self, call: ToolCallPart) -> None:
-        await self._update(projection.tool_in_progress(call.id))
+        await self._update(projection.tool_in_progress(call.id), urgent=False)
 
     async def journal_error(self, error: str, unflushed: int) -> None:
         params = JournalErrorParams(self.session_id, error, unflushed)
-        await self.conn.notify("_acp_agent/journal_error", params)
+        await self.conn.notify("_acp_agent/journal_error", params, urgent=True)
 
     async def titled(self, title: str) -> None:
         await self._update(SessionInfoUpdate(title=title))
@@ -75,6 +94,27 @@ class AcpObserver:
         if self.compaction_updates:
             await self._update(projection.compaction_progress(compaction_id, progress, error))
 
+    async def usage(self, usage: Usage, context_window: int) -> None:
+        """``usage_update``: what the context now holds is the last request's input plus its
+        answer, less its reasoning (thoughts are not sent back); the provider's own counts go
+        in ``_meta``."""
+        counts = {
+            "inputTokens": usage.input_tokens,
+            "outputTokens": usage.output_tokens,
+            "reasoningTokens": usage.reasoning_tokens,
+            "cachedTokens": usage.cached_tokens,
+        }
+        meta: dict[str, object] = {
+            "acp_agent": {key: value for key, value in counts.items() if value is not None}
+        }
+        used = usage.input_tokens + usage.output_tokens - (usage.reasoning_tokens or 0)
+        await self._update(UsageUpdate(used=used, size=context_window, meta=meta))
+
+    async def mode_changed(self, mode_id: str, config_options: list[SessionConfigSelect]) -> None:
+        """The mode, both ways a client may track it: ``modes`` and the ``mode`` config option."""
+        await self._update(CurrentModeUpdate(mode_id))
+        await self._update(ConfigOptionUpdate(config_options))
+
     async def advertise_commands(self) -> None:
         """``available_commands_update``: what the session offers as slash commands."""
         await self._update(projection.available_commands())
@@ -83,7 +123,7 @@ class AcpObserver:
         """``session/load``: the whole history, through the same projection as live updates."""
         for entry in entries:
             for update in self._project(entry, live=False):
-                await self._update(update)
+                await self._update(update, urgent=False)
 
     class Factory:
         """Builds per-session observers and client file systems for one connection."""
@@ -108,6 +148,19 @@ class AcpObserver:
             if not self.client_capabilities.fs.read_text_file:
                 return None
             return AcpClientFs(self.conn, session_id)
+
+        def tool_context(self, header: SessionHeader) -> ToolContext:
+            """The tools' view of a session: each client service only if it was advertised."""
+            caps, conn, sid = self.client_capabilities, self.conn, header.id
+            return ToolContext(
+                sid,
+                Path(header.cwd),
+                fs=self.client_fs(sid),
+                writer=AcpClientWriter(conn, sid) if caps.fs.write_text_file else None,
+                terminals=AcpTerminals(conn, sid) if caps.terminal else None,
+                progress=AcpToolProgress(conn, sid),
+                permissions=Permissions(asker=AcpPermissionAsker(conn, sid), session_id=sid),
+            )
 
 
 class AcpClientFs:

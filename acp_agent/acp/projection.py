@@ -13,6 +13,10 @@ cancellation comes from ``compaction_progress``. Other clients get nothing live 
 the compaction updates) and, on replay, the summary as ``agent_message_chunk``s tagged
 ``_meta.acp_agent.compaction`` — so the user can always see what was summarized. Both carry
 ``{id, reason, throughSeq, keptFromSeq}`` in ``_meta.acp_agent.compaction``.
+
+A tool result block carrying a view (``tools/display.py``) becomes richer tool-call content: a
+``diff`` item next to its text; a ``terminal`` item live (the text on replay, the terminal being
+long released); a ``plan`` update after the tool call's final update.
 """
 
 from __future__ import annotations
@@ -25,11 +29,16 @@ from acp_agent.acp.schema import (
     AvailableCommand,
     AvailableCommandsUpdate,
     CompactionUpdate,
+    PlanEntry,
+    PlanUpdate,
     SessionUpdate,
+    ToolCallContent,
     ToolCallContentItem,
+    ToolCallDiff,
     ToolCallLocation,
     ToolCallProgress,
     ToolCallStart,
+    ToolCallTerminal,
     UnstructuredCommandInput,
     UserMessageChunk,
 )
@@ -49,6 +58,7 @@ from acp_agent.journal.events import (
     source_kind,
 )
 from acp_agent.session.compaction import COMMANDS, CompactionProgress
+from acp_agent.tools.display import DiffView, PlanView, TerminalView, View, view_of, without_view
 
 
 class ToolCatalog(Protocol):
@@ -88,10 +98,43 @@ def _tool_call(event: ToolCall, catalog: ToolCatalog) -> SessionUpdate:
     )
 
 
-def _tool_result(event: ToolResult) -> SessionUpdate:
-    content = [ToolCallContentItem(block) for block in event.content]
+def _tool_result(event: ToolResult, *, live: bool) -> list[SessionUpdate]:
+    content: list[ToolCallContent] = []
+    plans: list[SessionUpdate] = []
+    for block in event.content:
+        view = view_of(block)
+        if view is None or not isinstance(block, TextContent):
+            content.append(ToolCallContentItem(block))
+            continue
+        text = ToolCallContentItem(without_view(block))
+        match view:
+            case DiffView():
+                content += [view_content(view), text]
+            case TerminalView():
+                content.append(view_content(view) if live else text)
+            case PlanView():
+                content.append(text)
+                plans.append(plan_update(view))
     status = "failed" if event.is_error else "completed"
-    return ToolCallProgress(event.call_id, status=status, content=content)
+    return [ToolCallProgress(event.call_id, status=status, content=content), *plans]
+
+
+def view_content(view: DiffView | TerminalView) -> ToolCallContent:
+    match view:
+        case DiffView(path=path, new_text=new_text, old_text=old_text):
+            return ToolCallDiff(path, new_text, old_text)
+        case TerminalView(terminal_id=terminal_id):
+            return ToolCallTerminal(terminal_id)
+
+
+def plan_update(view: PlanView) -> SessionUpdate:
+    return PlanUpdate([PlanEntry(e.content, str(e.priority), str(e.status)) for e in view.entries])
+
+
+def tool_views(call_id: str, views: list[View]) -> SessionUpdate:
+    """A running call shows ``views`` (a client terminal, at once, before it is released)."""
+    content = [view_content(v) for v in views if isinstance(v, DiffView | TerminalView)]
+    return ToolCallProgress(call_id, content=content)
 
 
 def _assistant(event: AssistantMessage) -> list[SessionUpdate]:
@@ -160,7 +203,7 @@ def project(
         case ToolCall() as event:
             return [_tool_call(event, catalog)]
         case ToolResult() as event:
-            return [_tool_result(event)]
+            return _tool_result(event, live=live)
         case Compaction() as event:
             return _compaction(event, live=live, updates=compaction_updates)
         case _:

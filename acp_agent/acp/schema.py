@@ -80,6 +80,7 @@ class SessionCapabilities(_Wire, frozen=True):
     resume: Empty | None = None
     close: Empty | None = None
     fork: Empty | None = None
+    additional_directories: Empty | None = None
 
 
 class AgentCapabilities(_Wire, frozen=True):
@@ -94,6 +95,7 @@ class AuthMethod(_Wire, frozen=True):
     id: str
     name: str
     description: str | None = None
+    meta: JsonObject | None = _meta()
 
 
 class InitializeResult(_Wire, frozen=True):
@@ -126,8 +128,46 @@ class NewSessionParams(_Wire, frozen=True):
     meta: NewSessionMeta | None = msgspec.field(default=None, name="_meta")
 
 
+class SessionConfigSelectOption(_Wire, frozen=True):
+    value: str
+    name: str
+    description: str | None = None
+
+
+class SessionConfigSelect(_Wire, frozen=True, tag="select", tag_field="type"):
+    """A ``SessionConfigOption`` of type ``select`` (the model selector is one)."""
+
+    id: str
+    name: str
+    current_value: str
+    options: list[SessionConfigSelectOption]
+    description: str | None = None
+    category: str | None = None
+
+
 class NewSessionResult(_Wire, frozen=True):
     session_id: str
+    config_options: list[SessionConfigSelect] | None = None
+    modes: SessionModeState | None = None
+
+
+class SessionSetupResult(_Wire, frozen=True):
+    """The result of ``session/load`` and ``session/resume``."""
+
+    config_options: list[SessionConfigSelect] | None = None
+    modes: SessionModeState | None = None
+
+
+class SetConfigOptionParams(_Wire, frozen=True):
+    session_id: str
+    config_id: str
+    value: str | bool
+    type: str | None = None
+    meta: JsonObject | None = _meta()
+
+
+class SetConfigOptionResult(_Wire, frozen=True):
+    config_options: list[SessionConfigSelect]
 
 
 class PromptParams(_Wire, frozen=True):
@@ -213,6 +253,103 @@ class ReadTextFileResult(_Wire, frozen=True):
     content: str
 
 
+class WriteTextFileParams(_Wire, frozen=True):
+    session_id: str
+    path: str
+    content: str
+
+
+class EnvVariable(_Wire, frozen=True):
+    name: str
+    value: str
+
+
+class CreateTerminalParams(_Wire, frozen=True):
+    session_id: str
+    command: str
+    args: list[str] = msgspec.field(default_factory=list)
+    env: list[EnvVariable] = msgspec.field(default_factory=list)
+    cwd: str | None = None
+    output_byte_limit: int | None = None
+
+
+class CreateTerminalResult(_Wire, frozen=True):
+    terminal_id: str
+
+
+class TerminalParams(_Wire, frozen=True):
+    """``terminal/output``, ``terminal/wait_for_exit``, ``terminal/kill``, ``terminal/release``."""
+
+    session_id: str
+    terminal_id: str
+
+
+class TerminalExitStatus(_Wire, frozen=True):
+    exit_code: int | None = None
+    signal: str | None = None
+
+
+class TerminalOutputResult(_Wire, frozen=True):
+    output: str
+    truncated: bool = False
+    exit_status: TerminalExitStatus | None = None
+
+
+class PermissionOption(_Wire, frozen=True):
+    option_id: str
+    name: str
+    kind: str
+
+
+class ToolCallUpdateFields(_Wire, frozen=True):
+    """ACP ``ToolCallUpdate``: the tool call a permission request is about."""
+
+    tool_call_id: str
+    title: str | None = None
+    kind: str | None = None
+    status: str | None = None
+    content: list[ToolCallContent] | None = None
+    locations: list[ToolCallLocation] | None = None
+    raw_input: JsonObject | None = None
+
+
+class RequestPermissionParams(_Wire, frozen=True):
+    session_id: str
+    tool_call: ToolCallUpdateFields
+    options: list[PermissionOption]
+
+
+class PermissionOutcome(_Wire, frozen=True):
+    """``{"outcome": "cancelled"}`` or ``{"outcome": "selected", "optionId": ...}``."""
+
+    outcome: str
+    option_id: str | None = None
+
+
+class RequestPermissionResult(_Wire, frozen=True):
+    outcome: PermissionOutcome
+
+
+# -- session modes ------------------------------------------------------------------------------
+
+
+class SessionMode(_Wire, frozen=True):
+    id: str
+    name: str
+    description: str | None = None
+
+
+class SessionModeState(_Wire, frozen=True):
+    current_mode_id: str
+    available_modes: list[SessionMode]
+
+
+class SetSessionModeParams(_Wire, frozen=True):
+    session_id: str
+    mode_id: str
+    meta: JsonObject | None = _meta()
+
+
 # -- session/update -----------------------------------------------------------------------------
 
 
@@ -244,6 +381,19 @@ class ToolCallContentItem(msgspec.Struct, frozen=True, tag="content", tag_field=
     content: ContentBlock
 
 
+class ToolCallDiff(_Wire, frozen=True, tag="diff", tag_field="type"):
+    path: str
+    new_text: str
+    old_text: str | None = None
+
+
+class ToolCallTerminal(_Wire, frozen=True, tag="terminal", tag_field="type"):
+    terminal_id: str
+
+
+ToolCallContent = ToolCallContentItem | ToolCallDiff | ToolCallTerminal
+
+
 class ToolCallLocation(_Wire, frozen=True):
     path: str
     line: int | None = None
@@ -254,7 +404,7 @@ class ToolCallStart(_Update, frozen=True, tag="tool_call"):
     title: str
     kind: str
     status: str
-    content: list[ToolCallContentItem] | None = None
+    content: list[ToolCallContent] | None = None
     locations: list[ToolCallLocation] | None = None
     raw_input: JsonObject | None = None
     meta: JsonObject | None = _meta()
@@ -263,7 +413,7 @@ class ToolCallStart(_Update, frozen=True, tag="tool_call"):
 class ToolCallProgress(_Update, frozen=True, tag="tool_call_update"):
     tool_call_id: str
     status: str | None = None
-    content: list[ToolCallContentItem] | None = None
+    content: list[ToolCallContent] | None = None
     meta: JsonObject | None = _meta()
 
 
@@ -296,6 +446,32 @@ class CompactionUpdate(_Update, frozen=True, tag="compaction_update"):
     meta: JsonObject | None = _meta()
 
 
+class UsageUpdate(_Update, frozen=True, tag="usage_update"):
+    """Tokens in context after the last model request, and the context window's size."""
+
+    used: int
+    size: int
+    meta: JsonObject | None = _meta()
+
+
+class PlanEntry(_Wire, frozen=True):
+    content: str
+    priority: str
+    status: str
+
+
+class PlanUpdate(_Update, frozen=True, tag="plan"):
+    entries: list[PlanEntry]
+
+
+class CurrentModeUpdate(_Update, frozen=True, tag="current_mode_update"):
+    current_mode_id: str
+
+
+class ConfigOptionUpdate(_Update, frozen=True, tag="config_option_update"):
+    config_options: list[SessionConfigSelect]
+
+
 SessionUpdate = (
     UserMessageChunk
     | AgentMessageChunk
@@ -305,6 +481,10 @@ SessionUpdate = (
     | SessionInfoUpdate
     | AvailableCommandsUpdate
     | CompactionUpdate
+    | UsageUpdate
+    | PlanUpdate
+    | CurrentModeUpdate
+    | ConfigOptionUpdate
 )
 
 

@@ -6,15 +6,22 @@ mismatch into -32602 naming the path), talks to the session layer, and returns a
 gets through) and answers when the prompt's own turn ends. ``session/new``, ``session/load`` and
 ``session/resume`` return ``Then``: once answered, they advertise the session's slash commands
 (``available_commands_update``: ``/compact``), so the client already knows the session id. A
-``/compact`` prompt is an ordinary ``session/prompt`` (the actor recognizes it).
+``/compact`` prompt is an ordinary ``session/prompt`` (the actor recognizes it). After a
+``session/new`` answer the workspace instruction files are injected (``session/workspace.py``).
+
+Modes (``mode_option.py``) are answered both as ``modes`` and as the ``mode`` config option; a
+change through ``session/set_mode`` or ``session/set_config_option`` is announced both ways.
+``additionalDirectories`` of new, load, resume and fork become the session's extra tool roots.
 """
 
 from __future__ import annotations
 
 import os
 from collections.abc import Awaitable, Callable
+from pathlib import Path
 from typing import Any, TypeVar
 
+import anyio
 import msgspec
 import structlog
 
@@ -28,6 +35,8 @@ from acp_agent.acp.extensions import (
     WhenIdleParams,
     WhenIdleResult,
 )
+from acp_agent.acp.mode_option import MODE_OPTION, choose_mode, mode_option, mode_state
+from acp_agent.acp.model_option import ModelOption
 from acp_agent.acp.observer import AcpObserver
 from acp_agent.acp.schema import (
     PROTOCOL_VERSION,
@@ -50,16 +59,24 @@ from acp_agent.acp.schema import (
     PromptParams,
     PromptResult,
     SessionCapabilities,
+    SessionConfigSelect,
     SessionIdParams,
     SessionInfo,
+    SessionSetupResult,
+    SetConfigOptionParams,
+    SetConfigOptionResult,
+    SetSessionModeParams,
 )
 from acp_agent.content import AudioContent, ContentBlock, ImageContent, TextContent
 from acp_agent.errors import InternalError, InvalidParams, decode_params
 from acp_agent.journal.events import SourceKind, source, source_kind
+from acp_agent.model.registry import ModelCatalog
 from acp_agent.session.actor import Reply, SessionActor
 from acp_agent.session.catalog import BadCursor, list_sessions
 from acp_agent.session.machine import Failed, Finished, Outcome, Placement, Refused
 from acp_agent.session.manager import SessionManager
+from acp_agent.session.workspace import find_instructions
+from acp_agent.tools.permissions import Mode, Permissions
 from acp_agent.transport.connection import Deferred, NotificationHandler, RequestHandler, Then
 
 log = structlog.get_logger("acp_agent.acp")
@@ -104,8 +121,9 @@ class AgentServer:
     sessions: SessionManager
     """Set by the app once the session manager exists (it needs the connection first)."""
 
-    def __init__(self, observers: AcpObserver.Factory) -> None:
+    def __init__(self, observers: AcpObserver.Factory, models: ModelCatalog | None = None) -> None:
         self.observers = observers
+        self.models = ModelOption(models or ModelCatalog(None, env={}))
         self.client_capabilities = ClientCapabilities()
         self._requests: dict[str, RequestHandler] = {
             "initialize": _typed(InitializeParams, self.initialize),
@@ -117,6 +135,8 @@ class AgentServer:
             "session/close": _typed(SessionIdParams, self.close_session),
             "session/fork": _typed(ForkSessionParams, self.fork_session),
             "session/list": _typed(ListSessionsParams, self.list_sessions),
+            "session/set_config_option": _typed(SetConfigOptionParams, self.set_config_option),
+            "session/set_mode": _typed(SetSessionModeParams, self.set_mode),
             "_acp_agent/inject": _typed(InjectParams, self.inject),
             "_acp_agent/steer": _typed(SteerParams, self.steer),
             "_session/steering": _typed(SteerParams, self.session_steering),
@@ -145,17 +165,24 @@ class AgentServer:
                 load_session=True,
                 prompt_capabilities=PromptCapabilities(embedded_context=True),
                 session_capabilities=SessionCapabilities(
-                    list_=Empty(), resume=Empty(), close=Empty(), fork=Empty()
+                    list_=Empty(),
+                    resume=Empty(),
+                    close=Empty(),
+                    fork=Empty(),
+                    additional_directories=Empty(),
                 ),
                 meta=CAPABILITIES,
             ),
             agent_info=Implementation(name=AGENT_NAME, version=__version__, title="acp-agent"),
+            auth_methods=self.models.auth_methods(),
         )
 
     async def authenticate(self, params: AuthenticateParams) -> dict[str, Any]:
+        """API keys come from the environment: this checks again and says what to set."""
+        if self.models.authenticate(params.method_id):
+            return {}
         raise InvalidParams(
-            f"unknown authentication method {params.method_id!r}: this agent advertises none",
-            {"path": "$.methodId"},
+            f"unknown authentication method {params.method_id!r}", {"path": "$.methodId"}
         )
 
     async def new_session(self, params: NewSessionParams) -> Then:
@@ -164,18 +191,64 @@ class AgentServer:
         requested = (
             params.meta.acp_agent.session_id if params.meta and params.meta.acp_agent else None
         )
+        roots = _roots(params.additional_directories)
+        self.models.require_key(self.models.catalog.default)
         actor = await self.sessions.create(params.cwd, requested, params.mcp_servers)
-        return self._with_commands(actor, NewSessionResult(session_id=actor.id))
+        actor.deps.tools.set_roots(roots)
+        modes = mode_state(_permissions(actor))
+        result = NewSessionResult(actor.id, self._config_options(actor), modes)
+        return Then(result, lambda: self._after_new(actor))
+
+    async def _after_new(self, actor: SessionActor) -> None:
+        """Slash commands, then the workspace instructions (idle injections, journaled)."""
+        await self.observers.observer_for(actor).advertise_commands()
+        for found in await anyio.to_thread.run_sync(find_instructions, actor.header.cwd):
+            await actor.inject(found.content, found.source)
 
     async def load_session(self, params: LoadSessionParams) -> Then:
         """Rebuild the session from its journal and replay all of it, then answer."""
         actor = await self._open(params)
         await self.observers.observer_for(actor).replay(actor.entries)
-        return self._with_commands(actor, {})
+        return self._with_commands(actor, self._setup_result(actor))
 
     async def resume_session(self, params: LoadSessionParams) -> Then:
         """Like ``session/load`` without the replay."""
-        return self._with_commands(await self._open(params), {})
+        actor = await self._open(params)
+        return self._with_commands(actor, self._setup_result(actor))
+
+    def _setup_result(self, actor: SessionActor) -> SessionSetupResult:
+        return SessionSetupResult(self._config_options(actor), mode_state(_permissions(actor)))
+
+    def _config_options(self, actor: SessionActor) -> list[SessionConfigSelect]:
+        """Every config option of the session: the model (when offered), then the mode."""
+        return [*(self.models.options(actor.id) or []), mode_option(_permissions(actor))]
+
+    async def set_config_option(
+        self, params: SetConfigOptionParams
+    ) -> SetConfigOptionResult | Then:
+        """The model selector (``model_option.py``); takes effect at the next model request.
+        The mode selector (``mode_option.py``); takes effect at the next tool call."""
+        actor = self.sessions.get(params.session_id)
+        if params.config_id == MODE_OPTION:
+            self._switch_mode(actor, choose_mode(params.value, "$.value"))
+            return self._announcing_mode(actor, SetConfigOptionResult(self._config_options(actor)))
+        self.models.select(actor, params)
+        log.info("session_model_set", session_id=actor.id, model=self.models.current(actor.id))
+        return SetConfigOptionResult(self._config_options(actor))
+
+    async def set_mode(self, params: SetSessionModeParams) -> Then:
+        actor = self.sessions.get(params.session_id)
+        self._switch_mode(actor, choose_mode(params.mode_id, "$.modeId"))
+        return self._announcing_mode(actor, {})
+
+    def _switch_mode(self, actor: SessionActor, mode: Mode) -> None:
+        _permissions(actor).mode = mode
+        log.info("session_mode_set", session_id=actor.id, mode=str(mode))
+
+    def _announcing_mode(self, actor: SessionActor, result: object) -> Then:
+        """Answer ``result``, then announce the session's mode both ways."""
+        mode, observer = str(_permissions(actor).mode), self.observers.observer_for(actor)
+        return Then(result, lambda: observer.mode_changed(mode, self._config_options(actor)))
 
     def _with_commands(self, actor: SessionActor, result: object) -> Then:
         """Answer ``result``, then advertise the session's slash commands."""
@@ -184,7 +257,10 @@ class AgentServer:
     async def _open(self, params: LoadSessionParams) -> SessionActor:
         if not os.path.isabs(params.cwd):
             raise InvalidParams("cwd must be an absolute path", {"path": "$.cwd"})
+        roots = _roots(params.additional_directories)
+        self.models.require_key(self.models.catalog.default)
         actor = await self.sessions.open(params.session_id)
+        actor.deps.tools.set_roots(roots)
         if actor.header.cwd != params.cwd:
             log.info(
                 "session_cwd_differs",
@@ -199,6 +275,7 @@ class AgentServer:
         actor = self.sessions.get(params.session_id)
         await actor.cancel()
         await self.sessions.close(actor)
+        self.models.forget(actor.id)
         return {}
 
     async def fork_session(self, params: ForkSessionParams) -> ForkSessionResult:
@@ -214,6 +291,7 @@ class AgentServer:
             session_id=wanted.session_id,
             mcp_servers=params.mcp_servers,
         )
+        actor.deps.tools.set_roots(_roots(params.additional_directories))
         parent = msgspec.to_builtins(actor.header.parent)
         return ForkSessionResult(session_id=actor.id, meta={"acp_agent": {"parent": parent}})
 
@@ -267,6 +345,21 @@ class AgentServer:
             return WhenIdleResult(journal=await actor.when_idle())
 
         return Deferred(answer())
+
+
+def _roots(directories: list[str]) -> list[Path]:
+    """``additionalDirectories``: absolute paths, each an extra root for the session's tools."""
+    for index, directory in enumerate(directories):
+        if not os.path.isabs(directory):
+            raise InvalidParams(
+                "additional directories must be absolute paths",
+                {"path": f"$.additionalDirectories[{index}]"},
+            )
+    return [Path(directory) for directory in directories]
+
+
+def _permissions(actor: SessionActor) -> Permissions:
+    return actor.deps.tools.permissions
 
 
 def _prompt_blocks(blocks: list[ContentBlock]) -> list[ContentBlock]:

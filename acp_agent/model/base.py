@@ -83,11 +83,20 @@ class ToolCallReady(msgspec.Struct, frozen=True):
     call: ToolCallPart
 
 
+class Usage(msgspec.Struct, frozen=True):
+    """Token counts of one request, as the provider reported them (sent before ``Finish``)."""
+
+    input_tokens: int
+    output_tokens: int
+    reasoning_tokens: int | None = None
+    cached_tokens: int | None = None
+
+
 class Finish(msgspec.Struct, frozen=True):
     stop: StopKind = StopKind.END_TURN
 
 
-StreamEvent = TextDelta | ThoughtDelta | ToolCallReady | Finish
+StreamEvent = TextDelta | ThoughtDelta | ToolCallReady | Usage | Finish
 
 
 class ModelError(Exception):

@@ -1,12 +1,34 @@
-"""Model selection: ``--model SPEC`` to a provider instance (one per process)."""
+"""Model selection: a model spec (``--model``, ``session/set_config_option``) to a provider.
+
+Specs:
+
+- ``script:PATH`` — the script model (contracts §5).
+- ``PROVIDER:MODEL`` — an OpenAI-compatible Chat Completions model. ``PROVIDER`` is ``openai``,
+  ``deepseek`` or the name of a ``[providers.<name>]`` table of the config file
+  (``acp_agent/model/config.py``). Where a provider's settings come from, first match wins:
+  base URL: ``OPENAI_BASE_URL`` / ``DEEPSEEK_BASE_URL`` (built-ins only), then the table's
+  ``base_url``, then the built-in default; key: the variable the table's ``api_key_env``
+  names, else ``OPENAI_API_KEY`` / ``DEEPSEEK_API_KEY`` (built-ins); a provider table with
+  ``api_key_env = ""`` (or a custom one without it) needs no key.
+
+``ModelCatalog`` is the process-wide view: the default spec, the specs a session may switch
+to (the default plus every ``models`` entry of the config, in file order), one provider
+instance per spec (so the script model's line cursor stays process-wide), and which keys are
+missing (``KeyNeeded``: what ``authMethods`` and -32000 tell the user to set). Nothing here
+imports the HTTP stack.
+"""
 
 from __future__ import annotations
 
 import os
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 
+from acp_agent.hooks.config import ConfigError
 from acp_agent.model.base import ModelError, ModelProvider, ModelRequest, StreamEvent
+from acp_agent.model.config import ProviderEntry, ProvidersConfig
+from acp_agent.model.openai import Endpoint, OpenAICompatible, RetryPolicy, Secret
 from acp_agent.model.script import ScriptModel
 
 
@@ -24,11 +46,150 @@ class Unconfigured:
         yield  # pragma: no cover - makes this an async generator
 
 
-def make_model(spec: str | None) -> ModelProvider:
-    if not spec:
-        return Unconfigured()
-    scheme, _, rest = spec.partition(":")
-    if scheme == "script" and rest:
-        log_path = os.environ.get("ACP_AGENT_SCRIPT_REQUESTS")
-        return ScriptModel(Path(rest), Path(log_path) if log_path else None)
-    raise BadModelSpec(f"unknown model spec {spec!r}; expected script:PATH")
+@dataclass(frozen=True)
+class _Builtin:
+    base_url: str
+    key_env: str
+    base_url_env: str
+
+
+BUILTINS: dict[str, _Builtin] = {
+    "openai": _Builtin("https://api.openai.com/v1", "OPENAI_API_KEY", "OPENAI_BASE_URL"),
+    "deepseek": _Builtin("https://api.deepseek.com", "DEEPSEEK_API_KEY", "DEEPSEEK_BASE_URL"),
+}
+
+
+@dataclass(frozen=True)
+class KeyNeeded:
+    """A provider whose API key is not set: what to tell the user."""
+
+    provider: str
+    env: str
+
+    @property
+    def method_id(self) -> str:
+        return f"{self.provider}-api-key"
+
+    @property
+    def message(self) -> str:
+        return (
+            f"set the environment variable {self.env} to your {self.provider} API key where "
+            f"the client starts acp-agent (or name another variable with api_key_env in "
+            f"[providers.{self.provider}] of the config file), then restart the agent"
+        )
+
+
+@dataclass(frozen=True)
+class _Provider:
+    endpoint: Endpoint
+    retry: RetryPolicy
+
+
+def resolve_providers(config: ProvidersConfig, env: Mapping[str, str]) -> dict[str, _Provider]:
+    return {
+        name: _resolve(name, config.get(name, ProviderEntry()), env)
+        for name in [*BUILTINS, *(n for n in config if n not in BUILTINS)]
+    }
+
+
+def _resolve(name: str, entry: ProviderEntry, env: Mapping[str, str]) -> _Provider:
+    builtin = BUILTINS.get(name)
+    base_url = (builtin and env.get(builtin.base_url_env)) or entry.base_url
+    base_url = base_url or (builtin.base_url if builtin else None)
+    if not base_url:
+        raise ConfigError(f"providers.{name}: base_url is required for a provider of your own")
+    if not base_url.startswith(("http://", "https://")):
+        where = builtin.base_url_env if builtin else f"providers.{name}.base_url"
+        raise ConfigError(f"{where}: expected an http:// or https:// URL, got {base_url!r}")
+    key_env = entry.api_key_env
+    if key_env is None and builtin is not None:
+        key_env = builtin.key_env
+    key = env.get(key_env, "").strip() if key_env else ""
+    defaults = Endpoint(name, base_url)
+    endpoint = Endpoint(
+        name,
+        base_url,
+        Secret(key) if key else None,
+        key_env or None,
+        entry.timeout_s or defaults.timeout_s,
+        entry.connect_timeout_s or defaults.connect_timeout_s,
+    )
+    retries = entry.max_retries if entry.max_retries is not None else RetryPolicy().max_retries
+    return _Provider(endpoint, RetryPolicy(max_retries=retries))
+
+
+class ModelCatalog:
+    def __init__(
+        self,
+        default: str | None,
+        config: ProvidersConfig | None = None,
+        env: Mapping[str, str] | None = None,
+    ) -> None:
+        config = config or {}
+        self._providers = resolve_providers(config, os.environ if env is None else env)
+        self._listed = [
+            f"{name}:{model}" for name, entry in config.items() for model in entry.models
+        ]
+        self.default = default or (self._listed[0] if self._listed else None)
+        self._cache: dict[str, ModelProvider] = {}
+        for spec in filter(None, [self.default, *self._listed]):
+            self._split(spec)  # fail at startup, not at the first request
+
+    def choices(self) -> list[str]:
+        """Every spec a session may switch to, the default first."""
+        return list(dict.fromkeys(filter(None, [self.default, *self._listed])))
+
+    def offers_selector(self) -> bool:
+        """Whether sessions get a model ``configOptions`` entry: when a real model is there."""
+        return any(not spec.startswith("script:") for spec in self.choices())
+
+    def provider(self, spec: str | None) -> ModelProvider:
+        if not spec:
+            return Unconfigured()
+        if spec not in self._cache:
+            self._cache[spec] = self._make(spec)
+        return self._cache[spec]
+
+    def key_needed(self, spec: str | None) -> KeyNeeded | None:
+        if not spec or spec.startswith("script:"):
+            return None
+        endpoint = self._providers[self._split(spec)[0]].endpoint
+        if endpoint.missing_key and endpoint.api_key_env:
+            return KeyNeeded(endpoint.name, endpoint.api_key_env)
+        return None
+
+    def provider_names(self) -> list[str]:
+        return list(self._providers)
+
+    def keys_needed(self) -> list[KeyNeeded]:
+        """One entry per provider among the choices whose key is missing."""
+        needed = (self.key_needed(spec) for spec in self.choices())
+        return list(dict.fromkeys(item for item in needed if item is not None))
+
+    async def aclose(self) -> None:
+        for provider in self._cache.values():
+            if isinstance(provider, OpenAICompatible):
+                await provider.aclose()
+
+    def _split(self, spec: str) -> tuple[str, str]:
+        scheme, colon, rest = spec.partition(":")
+        if colon and rest and (scheme == "script" or scheme in self._providers):
+            return scheme, rest
+        known = ", ".join(sorted(self._providers))
+        raise BadModelSpec(
+            f"unknown model spec {spec!r}; expected script:PATH or PROVIDER:MODEL "
+            f"with PROVIDER one of {known}"
+        )
+
+    def _make(self, spec: str) -> ModelProvider:
+        scheme, rest = self._split(spec)
+        if scheme == "script":
+            log_path = os.environ.get("ACP_AGENT_SCRIPT_REQUESTS")
+            return ScriptModel(Path(rest), Path(log_path) if log_path else None)
+        provider = self._providers[scheme]
+        return OpenAICompatible(provider.endpoint, rest, provider.retry)
+
+
+def make_model(spec: str | None, config: ProvidersConfig | None = None) -> ModelProvider:
+    """The provider of one spec (``acp-agent journal compact`` and other one-shot users)."""
+    return ModelCatalog(spec, config).provider(spec)

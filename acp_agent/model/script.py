@@ -4,6 +4,9 @@
 across the whole process, whatever the session. The file is read once, at the first request,
 and every line is validated then, so a typo fails with its line number instead of half-way
 through a session. When the lines run out, the request fails with a clear ``ModelError``.
+Beyond contracts §5, a line may carry ``"usage": {"inputTokens", "outputTokens",
+"reasoningTokens"?}``: reported
+(``usage_update``) after the tool calls, as a provider reports its usage.
 
 If ``ACP_AGENT_SCRIPT_REQUESTS`` names a file, every request is appended to it as one JSON
 line before it is answered (written with ``O_APPEND`` so concurrent sessions never interleave
@@ -31,6 +34,7 @@ from acp_agent.model.base import (
     TextDelta,
     ThoughtDelta,
     ToolCallReady,
+    Usage,
 )
 
 
@@ -44,6 +48,12 @@ class ScriptError(msgspec.Struct, frozen=True):
     message: str
 
 
+class ScriptUsage(msgspec.Struct, frozen=True, forbid_unknown_fields=True, rename="camel"):
+    input_tokens: int
+    output_tokens: int
+    reasoning_tokens: int | None = None
+
+
 class ScriptLine(
     msgspec.Struct, frozen=True, forbid_unknown_fields=True, rename="camel", omit_defaults=True
 ):
@@ -55,6 +65,7 @@ class ScriptLine(
     delay_ms: int | None = None
     hang: bool = False
     error: ScriptError | None = None
+    usage: ScriptUsage | None = None
 
 
 class LoggedRequest(msgspec.Struct, frozen=True, rename="camel"):
@@ -147,6 +158,9 @@ class ScriptModel:
             raise ModelError(line.error.message)
         for call in line.tool_calls or ():
             yield ToolCallReady(ToolCallPart(call.id, call.name, call.arguments))
+        if line.usage is not None:
+            usage = line.usage
+            yield Usage(usage.input_tokens, usage.output_tokens, usage.reasoning_tokens)
         yield Finish(StopKind(line.stop_reason))
 
 

@@ -67,6 +67,7 @@ from acp_agent.model.base import (
     TextDelta,
     ThoughtDelta,
     ToolCallReady,
+    Usage,
     UserTurn,
 )
 from acp_agent.session.admission import AdditionalContext, Admission, Allow
@@ -162,6 +163,8 @@ class SessionObserver(Protocol):
     async def compaction_progress(
         self, compaction_id: str, progress: CompactionProgress, error: str | None
     ) -> None: ...
+
+    async def usage(self, usage: Usage, context_window: int) -> None: ...
 
 
 def now_ms() -> int:
@@ -471,9 +474,10 @@ class SessionActor:
             self.id, turn, step, derive_messages(self.entries), self.deps.tools.specs()
         )
         stop = ModelStop.END_TURN
+        events = self.deps.model.stream(request)
         try:
             with scope:
-                async for item in self.deps.model.stream(request):
+                async for item in events:
                     match item:
                         case TextDelta(text=chunk):
                             parts.text(chunk)
@@ -483,12 +487,16 @@ class SessionActor:
                             await self.observer.thought_delta(message_id, chunk)
                         case ToolCallReady(call=call):
                             parts.tool_call(call)
+                        case Usage() as usage:
+                            await self.observer.usage(usage, self.deps.context_window)
                         case Finish(stop=finish):
                             stop = ModelStop(finish.value)
         except ModelError as exc:
             self._log.warning("model_request_failed", turn=turn, step=step, error=str(exc))
             await self._post(ModelFailed(ticket, message_id, parts.build(), str(exc)))
             return
+        finally:
+            await _aclose(events)
         if scope.cancelled_caught:
             stop = ModelStop.CANCELLED
         await self._post(ModelDone(ticket, message_id, parts.build(), stop))
@@ -505,6 +513,14 @@ class SessionActor:
             return
         contexts = tuple(self._context_message(c) for c in outcome.contexts)
         await self._post(ToolDone(ticket, outcome.content, outcome.is_error, contexts))
+
+
+async def _aclose(events: object) -> None:
+    """Close a provider's stream at once: an async generator left suspended at a ``yield`` (a
+    cancel that hit us, not it) would hold its HTTP response open until garbage collection."""
+    aclose = getattr(events, "aclose", None)
+    if aclose is not None:
+        await aclose()
 
 
 class _PartsBuilder:

@@ -8,6 +8,8 @@ journal only after the whole batch's results.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
+from pathlib import Path
 from typing import Protocol
 
 import msgspec
@@ -18,6 +20,7 @@ from acp_agent.journal.events import ToolCallPart
 from acp_agent.model.base import ToolSpec
 from acp_agent.session.admission import AdditionalContext
 from acp_agent.tools.base import Tool, ToolContext, ToolError, ToolOutput
+from acp_agent.tools.permissions import CallInfo, Permissions
 
 log = structlog.get_logger("acp_agent.tools")
 
@@ -54,6 +57,14 @@ class ToolRunner:
         self.context = context
         self.hooks = hooks
 
+    @property
+    def permissions(self) -> Permissions:
+        return self.context.permissions
+
+    def set_roots(self, roots: Sequence[Path]) -> None:
+        """The session's extra roots (``additionalDirectories``), besides its cwd."""
+        self.context = replace(self.context, roots=tuple(roots))
+
     def specs(self) -> list[ToolSpec]:
         return [ToolSpec(t.name, t.description, t.parameters) for t in self.tools.values()]
 
@@ -84,8 +95,10 @@ class ToolRunner:
         tool = self.tools.get(call.name)
         if tool is None:
             return ToolOutput([TextContent(text=f"unknown tool {call.name!r}")], is_error=True)
+        title, kind, paths = self.present(call.name, call.arguments)
+        info = CallInfo(call.id, title, kind, paths, call.arguments)
         try:
-            return await tool.run(call.arguments, self.context)
+            return await tool.run(call.arguments, replace(self.context, call=info))
         except ToolError as exc:
             return exc.output()
         except Exception as exc:  # a tool bug must not take the session down

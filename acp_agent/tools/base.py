@@ -16,6 +16,8 @@ from typing import Protocol
 import msgspec
 
 from acp_agent.content import ContentBlock, TextContent
+from acp_agent.tools.client import ClientTerminals, ClientWriter, ToolProgress
+from acp_agent.tools.permissions import CallInfo, Permissions
 
 
 class ToolKind(StrEnum):
@@ -47,10 +49,19 @@ class ClientFs(Protocol):
 
 @dataclass(frozen=True)
 class ToolContext:
+    """What a tool may use. ``roots`` are the extra session roots (``additionalDirectories``);
+    ``call`` is set by the runner for each call; the client services are ``None`` unless the
+    client advertised them; ``permissions`` decides writes and commands (``permissions.py``)."""
+
     session_id: str
     cwd: Path
     fs: ClientFs | None = None
     roots: tuple[Path, ...] = field(default=())
+    writer: ClientWriter | None = None
+    terminals: ClientTerminals | None = None
+    progress: ToolProgress | None = None
+    permissions: Permissions = field(default_factory=Permissions)
+    call: CallInfo | None = None
 
     def all_roots(self) -> tuple[Path, ...]:
         return (self.cwd, *self.roots)

@@ -1,4 +1,6 @@
-"""``read_file {path}``: read a text file relative to the session cwd (contracts §6).
+"""``read_file {path, line?, limit?}``: read a text file relative to the session cwd (contracts §6).
+
+``line`` (1-based) and ``limit`` select a range of lines; without them the whole file is read.
 
 It reads through the client (``fs/read_text_file``) when the client advertised
 ``fs.readTextFile`` — the editor then serves unsaved buffer contents — and from the local disk
@@ -17,6 +19,14 @@ from acp_agent.tools.base import Location, ToolContext, ToolError, ToolKind, Too
 
 class ReadFileArgs(msgspec.Struct, frozen=True):
     path: str
+    line: int | None = None
+    limit: int | None = None
+
+    def __post_init__(self) -> None:
+        if self.line is not None and self.line < 1:
+            raise ValueError("`line` counts from 1")
+        if self.limit is not None and self.limit < 1:
+            raise ValueError("`limit` must be at least 1")
 
 
 def _args(arguments: dict[str, object]) -> ReadFileArgs:
@@ -28,39 +38,65 @@ def _args(arguments: dict[str, object]) -> ReadFileArgs:
 
 class ReadFile:
     name = "read_file"
-    description = "Read a text file. `path` is relative to the session working directory."
+    description = (
+        "Read a text file. `path` is relative to the session working directory; `line` "
+        "(1-based) and `limit` read only that range of lines."
+    )
     kind = ToolKind.READ
     parameters: dict[str, object] = {  # noqa: RUF012 - a JSON schema, read only
         "type": "object",
-        "properties": {"path": {"type": "string", "description": "file path"}},
+        "properties": {
+            "path": {"type": "string", "description": "file path"},
+            "line": {"type": "integer", "minimum": 1, "description": "first line to read"},
+            "limit": {"type": "integer", "minimum": 1, "description": "how many lines"},
+        },
         "required": ["path"],
     }
 
     def title(self, arguments: dict[str, object]) -> str:
-        path = arguments.get("path")
-        return f"Read {path}" if isinstance(path, str) else "Read file"
+        path, line, limit = (arguments.get(k) for k in ("path", "line", "limit"))
+        if not isinstance(path, str):
+            return "Read file"
+        if isinstance(line, int) and isinstance(limit, int):
+            return f"Read {path} (lines {line}-{line + limit - 1})"
+        if isinstance(line, int):
+            return f"Read {path} (from line {line})"
+        return f"Read {path}"
 
     def locations(self, arguments: dict[str, object], ctx: ToolContext) -> list[Location]:
         path = arguments.get("path")
         if not isinstance(path, str):
             return []
+        line = arguments.get("line")
         try:
-            return [Location(str(confine(path, ctx)))]
+            return [Location(str(confine(path, ctx)), line if isinstance(line, int) else None)]
         except ToolError:
             return []
 
     async def run(self, arguments: dict[str, object], ctx: ToolContext) -> ToolOutput:
-        path = confine(_args(arguments).path, ctx)
+        args = _args(arguments)
+        path = confine(args.path, ctx)
         if ctx.fs is not None:
             try:
-                body = await ctx.fs.read_text_file(str(path))
+                body = await ctx.fs.read_text_file(str(path), args.line, args.limit)
             except PeerError as exc:
                 raise ToolError(
                     f"read_file: the client could not read {path}: {exc.message}"
                 ) from exc
         else:
-            body = await _read_local(path)
+            body = line_range(await _read_local(path), args.line, args.limit)
         return ToolOutput([TextContent(text=body)])
+
+
+def line_range(body: str, line: int | None, limit: int | None) -> str:
+    """Lines ``line`` .. ``line + limit - 1`` (1-based) of ``body``, as ``fs/read_text_file``."""
+    if line is None and limit is None:
+        return body
+    parts = body.split("\n")  # not splitlines(): U+2028 and friends are not line ends here
+    lines = [part + "\n" for part in parts[:-1]] + ([parts[-1]] if parts[-1] else [])
+    start = (line or 1) - 1
+    end = start + limit if limit is not None else None
+    return "".join(lines[start:end])
 
 
 async def _read_local(path: anyio.Path | object) -> str:

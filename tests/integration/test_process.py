@@ -244,7 +244,7 @@ async def test_a_signal_mid_turn_cancels_answers_and_exits_0(
         await agent.send(prompt(3, SID, "hang"))
         assert is_turn_update(await next_frame(agent), SID)
         await agent.send(new_session(4, workspace, other))
-        assert (await next_frame(agent))["result"] == {"sessionId": other}
+        assert (await next_frame(agent))["result"]["sessionId"] == other
         await agent.send(prompt(5, other, "hang too"))
         assert is_turn_update(await next_frame(agent), other)
         await agent.send(prompt(6, SID, "queued behind the hang"))

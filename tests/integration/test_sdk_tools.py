@@ -112,7 +112,7 @@ async def test_read_file_batch_through_the_client_fs(
     # contracts §5: each model request is logged; the second one carries both results.
     logged = read_jsonl(requests)
     assert [(r["sessionId"], r["turn"], r["step"]) for r in logged] == [(sid, 1, 1), (sid, 1, 2)]
-    assert all(r["tools"] == ["read_file"] for r in logged)
+    assert all("read_file" in r["tools"] for r in logged)
     assert [m["role"] for m in logged[1]["messages"]] == ["user", "assistant", "tool", "tool"]
     assert logged[1]["messages"][0]["content"] == [{"type": "text", "text": "read both"}]
     tool_messages = logged[1]["messages"][2:]

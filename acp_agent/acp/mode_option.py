@@ -1,0 +1,48 @@
+"""The session mode on the wire, both ways ACP offers it, kept in sync.
+
+Older clients know ``modes`` (``SessionModeState`` in the ``session/new`` / ``load`` / ``resume``
+answers, ``session/set_mode``, ``current_mode_update``); newer ones the ``configOptions`` entry
+``mode`` (``category: "mode"``, ``session/set_config_option``, ``config_option_update``). Both read
+and write the one ``Permissions.mode`` of the session (``tools/permissions.py``); whichever way
+the mode changes, the server sends ``current_mode_update`` and ``config_option_update``. A mode
+lives as long as the session is open in this process; a session loaded later starts in the
+default mode (``ask``).
+"""
+
+from __future__ import annotations
+
+from acp_agent.acp.schema import (
+    SessionConfigSelect,
+    SessionConfigSelectOption,
+    SessionMode,
+    SessionModeState,
+)
+from acp_agent.errors import InvalidParams
+from acp_agent.tools.permissions import MODES, Mode, Permissions, parse_mode
+
+MODE_OPTION = "mode"
+
+
+def mode_state(permissions: Permissions) -> SessionModeState:
+    modes = [SessionMode(m.id, m.name, m.description) for m in MODES]
+    return SessionModeState(str(permissions.mode), modes)
+
+
+def mode_option(permissions: Permissions) -> SessionConfigSelect:
+    return SessionConfigSelect(
+        id=MODE_OPTION,
+        name="Mode",
+        current_value=str(permissions.mode),
+        options=[SessionConfigSelectOption(m.id, m.name, m.description) for m in MODES],
+        description="What the agent may do without asking: file edits and commands",
+        category="mode",
+    )
+
+
+def choose_mode(value: object, path: str) -> Mode:
+    """The mode a client asked for; -32602 naming ``path`` if there is no such mode."""
+    mode = parse_mode(value) if isinstance(value, str) else None
+    if mode is None:
+        known = ", ".join(m.id for m in MODES)
+        raise InvalidParams(f"unknown mode {value!r}; one of {known}", {"path": path})
+    return mode

@@ -1,0 +1,290 @@
+"""The OpenAI-compatible Chat Completions provider: one HTTP stream per model request.
+
+Theory of operation
+-------------------
+``stream`` POSTs ``<base_url>/chat/completions`` with ``stream: true`` and turns the SSE body
+into ``StreamEvent``s as bytes arrive (``sse.py`` → ``reader.py``). The HTTP stack is httpx,
+imported at the first request, never at startup: ``initialize`` must not pay for it (httpx
+about 70-90 ms to import here, the ``openai`` SDK 0.6-0.9 s; see ``docs/providers.md``).
+
+Retries: a request that fails *before anything was yielded* is retried up to
+``RetryPolicy.max_retries`` times — on HTTP 408/409/429/5xx, on connection errors and
+timeouts, and on a body that ends early — after ``retry-after-ms`` / ``retry-after`` when the
+server sends one, else after an exponential, jittered backoff. Each retry is logged
+(``model_request_retry``). Once a delta went out, a failure is final (``ModelError``): what the
+client saw cannot be taken back, and the partial answer is journaled as such.
+
+Cancellation is anyio cancellation: the session actor cancels the scope around the iteration
+and closes the generator (``aclosing``); leaving ``client.stream(...)`` closes the response,
+and httpcore closes a connection whose body was not read to the end, so the provider stops
+generating at once. Nothing here yields inside a cancel scope.
+
+Secrets: the API key lives in a ``Secret`` (its repr hides it) and goes only into the
+``Authorization`` header of the client. Every error message that may quote the server is
+scrubbed of the key before it becomes a ``ModelError`` (journal) or a log line.
+"""
+
+from __future__ import annotations
+
+import itertools
+import random
+from collections.abc import AsyncIterator, Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import anyio
+import msgspec
+import structlog
+
+from acp_agent import __version__
+from acp_agent.model.base import ModelError, ModelRequest, StreamEvent
+from acp_agent.model.openai.reader import ChatStreamReader, IncompleteStream
+from acp_agent.model.openai.sse import SseEvent, SseParser
+from acp_agent.model.openai.wire import ERROR_DOCUMENT, encode_request, error_text
+
+if TYPE_CHECKING:
+    import httpx
+
+log = structlog.get_logger("acp_agent.model")
+
+RETRY_STATUSES = frozenset({408, 409, 429})
+ERROR_BODY_LIMIT = 64 * 1024
+DRAIN_AFTER_DONE_S = 2.0
+
+
+class Secret:
+    """A string that never shows itself in a repr, a log line or a traceback's locals."""
+
+    __slots__ = ("_value",)
+
+    def __init__(self, value: str) -> None:
+        self._value = value
+
+    def reveal(self) -> str:
+        return self._value
+
+    def scrub(self, text: str) -> str:
+        return text.replace(self._value, "[redacted]") if self._value else text
+
+    def __repr__(self) -> str:
+        return "Secret('[redacted]')"
+
+    __str__ = __repr__
+
+
+@dataclass(frozen=True)
+class Endpoint:
+    """Where and how to reach one provider (``[providers.<name>]`` resolved with the env)."""
+
+    name: str
+    base_url: str
+    api_key: Secret | None = None
+    api_key_env: str | None = None
+    """The variable the key comes from; ``None``: the server needs no key."""
+    timeout_s: float = 600.0
+    """Longest silence while reading (reasoning models can think for minutes)."""
+    connect_timeout_s: float = 10.0
+
+    @property
+    def missing_key(self) -> bool:
+        return self.api_key_env is not None and self.api_key is None
+
+
+@dataclass(frozen=True)
+class RetryPolicy:
+    max_retries: int = 3
+    base_delay_s: float = 0.5
+    max_delay_s: float = 8.0
+    max_retry_after_s: float = 60.0
+
+    def delay(self, attempt: int, retry_after: float | None) -> float:
+        """Seconds to wait before retry ``attempt`` (1-based)."""
+        if retry_after is not None and 0 <= retry_after <= self.max_retry_after_s:
+            return retry_after
+        backoff = min(self.max_delay_s, self.base_delay_s * 2.0 ** (attempt - 1))
+        return backoff * random.uniform(0.5, 1.0)
+
+
+class _Retryable(Exception):
+    def __init__(self, reason: str, retry_after: float | None = None) -> None:
+        super().__init__(reason)
+        self.retry_after = retry_after
+
+
+class OpenAICompatible:
+    """A ``ModelProvider`` for one model of one OpenAI-compatible endpoint."""
+
+    def __init__(self, endpoint: Endpoint, model: str, retry: RetryPolicy | None = None) -> None:
+        self.endpoint = endpoint
+        self.model = model
+        self.retry = retry or RetryPolicy()
+        self.name = f"{endpoint.name}:{model}"
+        self._http: httpx.AsyncClient | None = None
+        self._log = log.bind(provider=endpoint.name, model=model)
+
+    async def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
+        import httpx
+
+        if self.endpoint.missing_key:
+            raise ModelError(f"{self.name}: no API key: set {self.endpoint.api_key_env}")
+        body = encode_request(self.model, request)
+        self._log.debug(
+            "model_request_sent",
+            session_id=request.session_id,
+            turn=request.turn,
+            step=request.step,
+            messages=len(request.messages),
+            body_bytes=len(body),
+        )
+        for attempt in itertools.count(1):
+            yielded = False
+            try:
+                async with self._client().stream("POST", "chat/completions", content=body) as r:
+                    await self._check(r)
+                    reader, parser = ChatStreamReader(self.name), SseParser()
+                    chunks = r.aiter_bytes()
+                    async for data in chunks:
+                        for item in self._read(reader, parser.feed(data)):
+                            yielded = True
+                            yield item
+                        if reader.done:
+                            break
+                    for item in self._read(reader, parser.close()):
+                        yielded = True
+                        yield item
+                    await _drain(chunks, reader)
+                    for item in reader.end():
+                        yield item
+                    return
+            except (_Retryable, IncompleteStream, httpx.HTTPError, httpx.InvalidURL) as exc:
+                reason = self._reason(exc)
+                if yielded or attempt > self.retry.max_retries or not _retryable(exc):
+                    raise self._failure(exc, reason, attempt, yielded) from None
+                retry_after = exc.retry_after if isinstance(exc, _Retryable) else None
+                delay = self.retry.delay(attempt, retry_after)
+                self._log.warning(
+                    "model_request_retry",
+                    attempt=attempt,
+                    max_retries=self.retry.max_retries,
+                    reason=reason,
+                    delay_ms=round(delay * 1000),
+                )
+                await anyio.sleep(delay)
+
+    async def aclose(self) -> None:
+        if self._http is not None:
+            await self._http.aclose()
+            self._http = None
+
+    # -- pieces ---------------------------------------------------------------------------------
+
+    def _client(self) -> httpx.AsyncClient:
+        if self._http is None:
+            import httpx
+
+            timeout = httpx.Timeout(
+                self.endpoint.timeout_s, connect=self.endpoint.connect_timeout_s
+            )
+            self._http = httpx.AsyncClient(
+                base_url=self.endpoint.base_url, headers=self._headers(), timeout=timeout
+            )
+        return self._http
+
+    def _headers(self) -> dict[str, str]:
+        headers = {
+            "Accept": "text/event-stream",
+            "Content-Type": "application/json",
+            "User-Agent": f"acp-agent/{__version__}",
+        }
+        if self.endpoint.api_key is not None:
+            headers["Authorization"] = "Bearer " + self.endpoint.api_key.reveal()
+        return headers
+
+    def _read(self, reader: ChatStreamReader, events: list[SseEvent]) -> list[StreamEvent]:
+        items: list[StreamEvent] = []
+        for event in events:
+            if event.event == "error":
+                raise ModelError(self._scrub(f"{self.name} reported an error: {event.data}"))
+            items += reader.feed(event.data)
+        return items
+
+    async def _check(self, response: httpx.Response) -> None:
+        """Raise for a response that is no event stream: ``_Retryable`` or ``ModelError``."""
+        status = response.status_code
+        content_type = response.headers.get("content-type", "")
+        if status == 200 and content_type.startswith("text/event-stream"):
+            return
+        detail = _error_message(await _read_capped(response)) or response.reason_phrase
+        reason = f"HTTP {status}: {detail}"
+        if status in RETRY_STATUSES or status >= 500:
+            raise _Retryable(reason, _retry_after(response.headers))
+        if status in (401, 403) and self.endpoint.api_key_env:
+            reason += f" (check {self.endpoint.api_key_env})"
+        elif status == 200:
+            reason = f"expected an event stream, got {content_type or 'no content type'}: {detail}"
+        raise ModelError(self._scrub(f"{self.name}: {reason}"))
+
+    def _reason(self, exc: Exception) -> str:
+        if isinstance(exc, _Retryable | IncompleteStream):
+            return self._scrub(str(exc))
+        text = str(exc) or "no detail"
+        return self._scrub(f"{type(exc).__name__}: {text}")
+
+    def _failure(self, exc: Exception, reason: str, attempt: int, mid_answer: bool) -> ModelError:
+        if isinstance(exc, IncompleteStream):
+            return ModelError(reason)
+        if mid_answer:
+            return ModelError(f"{self.name}: the connection broke mid-answer: {reason}")
+        where = "" if isinstance(exc, _Retryable) else f" (at {self.endpoint.base_url})"
+        tries = f" after {attempt} attempts" if attempt > 1 else ""
+        return ModelError(f"{self.name}: {reason}{where}{tries}")
+
+    def _scrub(self, text: str) -> str:
+        key = self.endpoint.api_key
+        return key.scrub(text) if key is not None else text
+
+
+def _retryable(exc: Exception) -> bool:
+    import httpx
+
+    if isinstance(exc, _Retryable | IncompleteStream):
+        return True
+    return isinstance(exc, httpx.TimeoutException | httpx.NetworkError | httpx.RemoteProtocolError)
+
+
+async def _drain(chunks: AsyncIterator[bytes], reader: ChatStreamReader) -> None:
+    """After ``[DONE]``, read the rest of the body briefly so the connection can be reused."""
+    if not reader.done:
+        return
+    with anyio.move_on_after(DRAIN_AFTER_DONE_S):
+        async for _ in chunks:
+            pass
+
+
+async def _read_capped(response: httpx.Response) -> bytes:
+    body = bytearray()
+    async for chunk in response.aiter_bytes():
+        body += chunk
+        if len(body) >= ERROR_BODY_LIMIT:
+            break
+    return bytes(body[:ERROR_BODY_LIMIT])
+
+
+def _error_message(body: bytes) -> str:
+    try:
+        document = ERROR_DOCUMENT.decode(body)
+    except msgspec.DecodeError:
+        return body.decode("utf-8", "replace").strip()[:500]
+    return error_text(document.error) or document.message or ""
+
+
+def _retry_after(headers: Mapping[str, str]) -> float | None:
+    for name, scale in (("retry-after-ms", 0.001), ("retry-after", 1.0)):
+        value = headers.get(name)
+        if value is None:
+            continue
+        try:
+            return float(value) * scale
+        except ValueError:
+            continue  # an HTTP date: fall back to the backoff
+    return None

@@ -1,0 +1,34 @@
+"""Decoding a tool call's arguments into a typed struct; a mismatch is an error the model sees."""
+
+from __future__ import annotations
+
+from typing import TypeVar
+
+import msgspec
+
+from acp_agent.tools.base import Location, ToolContext, ToolError, confine
+
+T = TypeVar("T")
+
+
+def parse(arguments: dict[str, object], type_: type[T], tool: str) -> T:
+    try:
+        return msgspec.convert(arguments, type_)
+    except msgspec.ValidationError as exc:
+        raise ToolError(f"{tool}: bad arguments: {exc}") from exc
+
+
+def string(arguments: dict[str, object], name: str) -> str | None:
+    value = arguments.get(name)
+    return value if isinstance(value, str) else None
+
+
+def located(arguments: dict[str, object], ctx: ToolContext, name: str = "path") -> list[Location]:
+    """The confined location of a path argument, or none when it is missing or outside."""
+    path = string(arguments, name)
+    if path is None:
+        return []
+    try:
+        return [Location(str(confine(path, ctx)))]
+    except ToolError:
+        return []

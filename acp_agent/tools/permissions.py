@@ -1,0 +1,202 @@
+"""Session modes and permission decisions for the tools that change things.
+
+Theory of operation
+-------------------
+Every session has one ``Permissions``: its mode, the actions the user allowed for the rest of the
+session ("allow always"), and an asker (the ACP client's ``session/request_permission``; ``None``
+when nobody can be asked). Reading (``read_file``, ``list_dir``, ``search``) and the plan never
+ask. Writing files (``write_file``, ``edit_file``: action ``edit``) and running commands
+(``run_command``: action ``execute``) call ``decide`` first, *after* computing what they would do
+(so the request can show the diff) and *before* touching anything:
+
+| mode | edit | execute |
+|---|---|---|
+| ``read-only`` | refused | refused |
+| ``ask`` (default) | ask | ask |
+| ``auto-edit`` | allowed | ask |
+| ``full-access`` | allowed | allowed |
+
+An answer ``allow_always`` remembers the call's *key* for the session: ``edit`` for every file
+write, ``execute:<program>`` for commands that are a plain program with arguments (no shell
+operators), else ``execute:<the exact command line>``. A remembered key skips the question in
+``ask`` and ``auto-edit`` modes, never in ``read-only``. The ``cancelled`` outcome (the client
+cancelled the prompt turn while asking) cancels the call: it does not run and its result says so.
+Paths outside the session roots are refused by the tools in every mode (``base.confine``).
+
+The mode set is exposed twice on the wire, kept in sync by ``acp/server.py``: as ACP ``modes`` and
+as the ``configOptions`` entry ``mode`` (``category: "mode"``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Protocol
+
+import msgspec
+import structlog
+
+from acp_agent.tools.display import View
+
+log = structlog.get_logger("acp_agent.tools")
+
+
+class Mode(StrEnum):
+    READ_ONLY = "read-only"
+    ASK = "ask"
+    AUTO_EDIT = "auto-edit"
+    FULL_ACCESS = "full-access"
+
+
+@dataclass(frozen=True)
+class ModeInfo:
+    id: Mode
+    name: str
+    description: str
+
+
+MODES: tuple[ModeInfo, ...] = (
+    ModeInfo(Mode.READ_ONLY, "Read only", "Read and search files; no edits, no commands"),
+    ModeInfo(Mode.ASK, "Ask", "Ask before every file edit and every command"),
+    ModeInfo(
+        Mode.AUTO_EDIT, "Auto-edit", "Edit files in the workspace freely; ask before commands"
+    ),
+    ModeInfo(Mode.FULL_ACCESS, "Full access", "Edit files and run commands without asking"),
+)
+DEFAULT_MODE = Mode.ASK
+
+
+class Action(StrEnum):
+    EDIT = "edit"
+    EXECUTE = "execute"
+
+
+class OptionKind(StrEnum):
+    """ACP ``PermissionOptionKind``."""
+
+    ALLOW_ONCE = "allow_once"
+    ALLOW_ALWAYS = "allow_always"
+    REJECT_ONCE = "reject_once"
+    REJECT_ALWAYS = "reject_always"
+
+
+class PermissionOption(msgspec.Struct, frozen=True):
+    option_id: str
+    name: str
+    kind: OptionKind
+
+
+class CallInfo(msgspec.Struct, frozen=True):
+    """The tool call a question is about, as the client already saw it in ``tool_call``."""
+
+    id: str
+    title: str
+    kind: str
+    locations: list[str]
+    raw_input: dict[str, object]
+
+
+class PermissionRequest(msgspec.Struct, frozen=True):
+    call: CallInfo
+    options: list[PermissionOption]
+    preview: list[View] = msgspec.field(default_factory=list)
+
+
+class AskFailed(Exception):
+    """The question could not be asked or answered (the client errored, the wire is gone)."""
+
+
+class PermissionAsker(Protocol):
+    async def ask(self, request: PermissionRequest) -> str | None:
+        """The chosen ``option_id``, or ``None`` when the client answered ``cancelled``.
+
+        Raises ``AskFailed``."""
+        ...
+
+
+@dataclass(frozen=True)
+class Decision:
+    allowed: bool
+    reason: str
+    cancelled: bool = False
+
+
+class Permissions:
+    """One session's mode, remembered allowances and asker."""
+
+    def __init__(
+        self,
+        mode: Mode = DEFAULT_MODE,
+        asker: PermissionAsker | None = None,
+        session_id: str | None = None,
+    ) -> None:
+        self.mode = mode
+        self.asker = asker
+        self._always: set[str] = set()
+        self._log = log.bind(session_id=session_id)
+
+    def remembered(self, key: str) -> bool:
+        return key in self._always
+
+    async def decide(
+        self, action: Action, key: str, label: str, call: CallInfo, preview: list[View]
+    ) -> Decision:
+        """May ``call`` perform ``action``? ``label`` names it for humans ("file edits")."""
+        decision = await self._decide(action, key, label, call, preview)
+        self._log.info(
+            "permission_decided",
+            call_id=call.id,
+            action=str(action),
+            key=key,
+            mode=str(self.mode),
+            allowed=decision.allowed,
+            cancelled=decision.cancelled,
+        )
+        return decision
+
+    async def _decide(
+        self, action: Action, key: str, label: str, call: CallInfo, preview: list[View]
+    ) -> Decision:
+        if self.mode is Mode.READ_ONLY:
+            return Decision(False, f"the session is in read-only mode: {label} are not allowed")
+        if self.mode is Mode.FULL_ACCESS or (self.mode is Mode.AUTO_EDIT and action is Action.EDIT):
+            return Decision(True, f"allowed by mode {self.mode}")
+        if key in self._always:
+            return Decision(True, "allowed always for this session")
+        if self.asker is None:
+            return Decision(False, f"no client to ask for permission ({label}, mode {self.mode})")
+        return await self._ask(self.asker, key, label, call, preview)
+
+    async def _ask(
+        self, asker: PermissionAsker, key: str, label: str, call: CallInfo, preview: list[View]
+    ) -> Decision:
+        options = _options(label)
+        try:
+            chosen = await asker.ask(PermissionRequest(call, options, preview))
+        except AskFailed as exc:
+            return Decision(False, f"the permission request failed: {exc}")
+        if chosen is None:
+            return Decision(False, "the permission request was cancelled", cancelled=True)
+        kind = next((o.kind for o in options if o.option_id == chosen), None)
+        if kind is OptionKind.ALLOW_ALWAYS:
+            self._always.add(key)
+        if kind in (OptionKind.ALLOW_ONCE, OptionKind.ALLOW_ALWAYS):
+            return Decision(True, f"allowed by the user ({kind})")
+        return Decision(False, "the user rejected it")
+
+
+def _options(label: str) -> list[PermissionOption]:
+    return [
+        PermissionOption("allow_once", "Allow", OptionKind.ALLOW_ONCE),
+        PermissionOption(
+            "allow_always", f"Always allow {label} in this session", OptionKind.ALLOW_ALWAYS
+        ),
+        PermissionOption("reject_once", "Reject", OptionKind.REJECT_ONCE),
+    ]
+
+
+def parse_mode(value: str) -> Mode | None:
+    try:
+        return Mode(value)
+    except ValueError:
+        return None

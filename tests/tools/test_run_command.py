@@ -1,0 +1,107 @@
+"""``run_command`` locally: output, exit status, timeout, output cap, and a cancelled command's
+process group is gone."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import anyio
+import pytest
+
+from acp_agent.content import TextContent
+from acp_agent.tools import process
+from acp_agent.tools.base import ToolError, ToolOutput
+from acp_agent.tools.run_command import OUTPUT_LIMIT, RunCommand
+from tests.integration.support import wait_until
+from tests.tools.support import context, group_gone, group_members
+
+
+async def started_group(pgid_file: Path) -> int:
+    """The process group id a command wrote to ``pgid_file`` (``echo $$ > pgid``)."""
+    await wait_until(lambda: written_line(pgid_file) is not None, "the command to start")
+    line = written_line(pgid_file)
+    assert line is not None
+    return int(line)
+
+
+def written_line(path: Path) -> str | None:
+    text = path.read_text() if path.exists() else ""
+    return text if text.endswith("\n") else None
+
+
+def text(output: ToolOutput) -> str:
+    block = output.content[0]
+    assert isinstance(block, TextContent)
+    return block.text
+
+
+async def test_output_and_exit_code(workspace: Path) -> None:
+    output = await RunCommand().run({"command": "echo out; echo err >&2"}, context(workspace))
+    assert not output.is_error
+    assert text(output) == "$ echo out; echo err >&2\nout\nerr\n[exit code 0]"
+
+
+async def test_a_failing_command_is_an_error_result(workspace: Path) -> None:
+    output = await RunCommand().run({"command": "exit 3"}, context(workspace))
+    assert output.is_error and text(output).endswith("[exit code 3]")
+
+
+async def test_runs_in_the_cwd_or_a_directory_inside_the_roots(workspace: Path) -> None:
+    (workspace / "sub").mkdir()
+    ctx = context(workspace)
+    assert f"\n{workspace}\n" in text(await RunCommand().run({"command": "pwd"}, ctx))
+    sub = text(await RunCommand().run({"command": "pwd", "cwd": "sub"}, ctx))
+    assert f"\n{workspace / 'sub'}\n" in sub
+    with pytest.raises(ToolError, match="outside the session roots"):
+        await RunCommand().run({"command": "pwd", "cwd": ".."}, ctx)
+
+
+async def test_api_keys_do_not_reach_commands(
+    workspace: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-secret")
+    output = text(await RunCommand().run({"command": "env"}, context(workspace)))
+    assert "sk-secret" not in output
+
+
+async def test_a_timeout_kills_the_command(workspace: Path) -> None:
+    args = {"command": "echo started; sleep 30", "timeout_ms": 200}
+    output = await RunCommand().run(args, context(workspace))
+    assert output.is_error
+    assert text(output) == "$ echo started; sleep 30\nstarted\n[timed out: the command was killed]"
+    assert process.live_groups() == frozenset()
+
+
+async def test_output_keeps_the_last_bytes(workspace: Path) -> None:
+    command = f"head -c {OUTPUT_LIMIT * 2} /dev/zero | tr '\\0' a; echo; echo THE END"
+    body = text(await RunCommand().run({"command": command}, context(workspace)))
+    assert "[output truncated: the last 64 KiB follow]" in body
+    assert body.endswith("THE END\n[exit code 0]")
+    assert len(body) < OUTPUT_LIMIT + 200
+
+
+async def test_background_leftovers_die_with_the_shell(workspace: Path) -> None:
+    command = "sleep 30 & echo $$ > pgid; echo done"
+    output = await RunCommand().run({"command": command}, context(workspace))
+    assert text(output).endswith("done\n[exit code 0]")
+    assert await group_gone(int((workspace / "pgid").read_text()))
+
+
+async def test_a_cancelled_command_leaves_no_process_in_its_group(workspace: Path) -> None:
+    args: dict[str, object] = {"command": "echo $$ > pgid; sleep 30 & sleep 30; wait"}
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(RunCommand().run, args, context(workspace))
+        pgid = await started_group(workspace / "pgid")
+        assert len(group_members(pgid)) >= 2, "the shell and its sleeps are running"
+        tg.cancel_scope.cancel()
+    assert await group_gone(pgid)
+    assert process.live_groups() == frozenset()
+
+
+async def test_kill_all_ends_every_running_command(workspace: Path) -> None:
+    args: dict[str, object] = {"command": "echo $$ > pgid; sleep 30"}
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(RunCommand().run, args, context(workspace))
+        pgid = await started_group(workspace / "pgid")
+        process.kill_all()
+        assert await group_gone(pgid)
