@@ -8,6 +8,7 @@ Then print the frames readably and the journal the session left on disk.
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import tempfile
@@ -42,6 +43,19 @@ def frames(cwd: Path) -> list[dict[str, object]]:
     ]
 
 
+def real_model() -> str | None:
+    """The real provider to use when one is configured: ``ACP_AGENT_MODEL`` (if it is not a
+    script), else OpenAI or DeepSeek when their key is in the environment."""
+    spec = os.environ.get("ACP_AGENT_MODEL", "")
+    if spec and not spec.startswith("script:"):
+        return spec
+    if os.environ.get("OPENAI_API_KEY"):
+        return "openai:gpt-4o-mini"
+    if os.environ.get("DEEPSEEK_API_KEY"):
+        return "deepseek:deepseek-chat"
+    return None
+
+
 def describe(frame: dict[str, object]) -> str:
     if "method" in frame:
         params = frame.get("params")
@@ -63,18 +77,25 @@ def main() -> int:
             "Ship the journal first; everything else builds on it.\n"
         )
         sent = frames(workspace)
-        print("→ piping into: acp-agent --model script:<bundled demo script>\n")
+        real = real_model()
+        print(
+            f"→ piping into: acp-agent --model {real} (a real provider: its key is set)\n"
+            if real
+            else "→ piping into: acp-agent --model script:<bundled demo script> "
+            "(no provider key set: the scripted demo)\n"
+        )
         for frame in sent:
             print(f"  → {frame['method']} {json.dumps(frame['params'], ensure_ascii=False)}")
         stdin = "".join(json.dumps(frame) + "\n" for frame in sent)
         with resources.as_file(script) as script_path:
+            model = real or f"script:{script_path}"
             proc = subprocess.run(
                 [
                     sys.executable,
                     "-m",
                     "acp_agent",
                     "--model",
-                    f"script:{script_path}",
+                    model,
                     "--state-dir",
                     str(state),
                     "--log-level",
