@@ -20,6 +20,7 @@ from acp_agent.acp import extensions
 from acp_agent.hooks.config import ConfigFile
 from acp_agent.hooks.protocol import HookInput, HookOutput
 from acp_agent.journal.events import EVENT_TYPES, SessionHeader
+from acp_agent.model.config import ProviderEntry
 from acp_agent.model.script import ScriptLine
 
 ROOT = Path(__file__).resolve().parent.parent / "schemas"
@@ -121,6 +122,12 @@ def extension_methods() -> Schema:
     return _document("acp-agent-extensions.schema.json", "acp-agent ACP extensions", body, defs)
 
 
+class ConfigFileSchema(ConfigFile, frozen=True):
+    """The whole config file: hooks (``hooks/config.py``) and providers (``model/config.py``)."""
+
+    providers: dict[str, ProviderEntry] | None = None
+
+
 GENERATORS: dict[str, Callable[[], Schema]] = {
     "journal-line.schema.json": journal_line,
     "acp-agent-extensions.schema.json": extension_methods,
@@ -134,7 +141,7 @@ GENERATORS: dict[str, Callable[[], Schema]] = {
         "hook-output.schema.json", "what a command hook may print on stdout", HookOutput
     ),
     "config.schema.json": lambda: _single(
-        "config.schema.json", "acp-agent config file (TOML), as JSON", ConfigFile
+        "config.schema.json", "acp-agent config file (TOML), as JSON", ConfigFileSchema
     ),
 }
 
