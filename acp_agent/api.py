@@ -43,8 +43,8 @@ from acp_agent.session.actor import Reply, SessionActor, SessionDeps, SessionObs
 from acp_agent.session.admission import AdditionalContext, Admission, AllowAll
 from acp_agent.session.compaction import DEFAULT_CONTEXT_WINDOW, CompactionProgress
 from acp_agent.session.crossref import snapshot
-from acp_agent.session.machine import Outcome, Placement
 from acp_agent.session.manager import SessionManager
+from acp_agent.session.signals import Outcome, Placement
 from acp_agent.session.toolrun import ToolHooks, ToolRunner
 from acp_agent.session.workspace import find_instructions
 from acp_agent.tools.base import Tool, ToolContext

@@ -328,7 +328,7 @@ def _compact(args: argparse.Namespace, options: Options) -> int:
     from acp_agent.model.config import load_providers
     from acp_agent.model.registry import BadModelSpec, make_model
     from acp_agent.session.compaction import compact_session
-    from acp_agent.session.machine import Failed, Finished
+    from acp_agent.session.signals import Failed, Finished
 
     _existing_session(options.state_dir, args.session_id)
     try:

@@ -22,7 +22,7 @@ Effects and their execution:
   progress to the observer (started / failed / cancelled; success is the appended event).
 - ``Resolve`` / ``Placed``: complete the reply a caller is waiting for.
 
-If you change the effect vocabulary in ``machine.py``, change ``_execute`` here.
+If you change the effect vocabulary in ``signals.py``, change ``_execute`` here.
 """
 
 from __future__ import annotations
@@ -83,7 +83,8 @@ from acp_agent.session.compaction import (
     summary_request,
 )
 from acp_agent.session.history import derive_messages
-from acp_agent.session.machine import (
+from acp_agent.session.machine import State, TurnMachine
+from acp_agent.session.signals import (
     Abort,
     Admitted,
     Append,
@@ -112,13 +113,11 @@ from acp_agent.session.machine import (
     StartCompaction,
     StartModelRequest,
     StartTool,
-    State,
     Steer,
     Steering,
     StopReason,
     Submit,
     ToolDone,
-    TurnMachine,
 )
 from acp_agent.session.toolrun import ToolRunner
 

@@ -54,7 +54,7 @@ from acp_agent.model.base import (
 from acp_agent.session.history import compacted_head, messages_of
 
 if TYPE_CHECKING:
-    from acp_agent.session.machine import Outcome
+    from acp_agent.session.signals import Outcome
 
 COMMAND: Final = "/compact"
 DEFAULT_CONTEXT_WINDOW: Final = 200_000

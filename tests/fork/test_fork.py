@@ -21,7 +21,7 @@ from acp_agent.model.base import UserTurn
 from acp_agent.session.catalog import read_title
 from acp_agent.session.fork import ForkRefused, fork_session
 from acp_agent.session.history import derive_messages
-from acp_agent.session.machine import Finished, StopReason
+from acp_agent.session.signals import Finished, StopReason
 from tests.fork.support import (
     INJECTED_SEQ,
     LAST_SEQ,

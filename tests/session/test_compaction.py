@@ -34,7 +34,7 @@ from acp_agent.model.base import ModelRequest, StreamEvent
 from acp_agent.model.script import ScriptLine, ScriptModel
 from acp_agent.session.compaction import DEFAULT_CONTEXT_WINDOW, compact_session
 from acp_agent.session.history import derive_messages
-from acp_agent.session.machine import Failed, Finished, Placement, StopReason
+from acp_agent.session.signals import Failed, Finished, Placement, StopReason
 from tests.session.support import lines, requests, types
 
 END_TURN = Finished(StopReason.END_TURN)

@@ -37,7 +37,7 @@ from acp_agent.model.base import (
     ToolCallReady,
 )
 from acp_agent.session.admission import Allow, Block, Decision
-from acp_agent.session.machine import Placement
+from acp_agent.session.signals import Placement
 from acp_agent.tools.base import Location, ToolContext, ToolKind, ToolOutput
 
 # A step the model may take: ("text", chunks) or ("tools", batch size)

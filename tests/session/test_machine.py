@@ -28,7 +28,9 @@ from acp_agent.journal.events import (
     source,
 )
 from acp_agent.session import machine as m
-from acp_agent.session.machine import (
+from acp_agent.session import signals as s
+from acp_agent.session.machine import IllegalInput, State, TurnMachine
+from acp_agent.session.signals import (
     Abort,
     Admitted,
     Append,
@@ -41,7 +43,6 @@ from acp_agent.session.machine import (
     CompactRequest,
     Failed,
     Finished,
-    IllegalInput,
     Inject,
     ModelDone,
     ModelFailed,
@@ -56,13 +57,11 @@ from acp_agent.session.machine import (
     StartCompaction,
     StartModelRequest,
     StartTool,
-    State,
     Steer,
     Steering,
     StopReason,
     Submit,
     ToolDone,
-    TurnMachine,
 )
 
 
@@ -78,7 +77,7 @@ def ctx(text: str, id_: str = "c") -> UserMessage:
     return UserMessage(id_, blocks(text), source("client"))
 
 
-def appended(effects: list[m.Effect]) -> list[object]:
+def appended(effects: list[s.Effect]) -> list[object]:
     return [e.event for e in effects if isinstance(e, Append)]
 
 
@@ -405,7 +404,7 @@ def test_failed_compaction_answers_failed_and_appends_nothing() -> None:
 def test_compact_prompt_queues_fifo_behind_a_turn() -> None:
     machine = TurnMachine()
     requesting(machine)
-    assert machine.feed(Submit(compact_prompt(2))) == [m.Queued("prompt", 1)]
+    assert machine.feed(Submit(compact_prompt(2))) == [s.Queued("prompt", 1)]
     effects = machine.feed(ModelDone(2, "m1", (TextPart("ok"),)))
     assert effects[-2:] == [
         Resolve(1, Finished(StopReason.END_TURN)),
@@ -418,7 +417,7 @@ def test_compact_prompt_queues_fifo_behind_a_turn() -> None:
 def test_prompts_queued_during_a_compaction_are_admitted_after_it() -> None:
     machine = TurnMachine()
     compacting(machine)
-    assert machine.feed(Submit(Prompt(2, blocks("next")))) == [m.Queued("prompt", 1)]
+    assert machine.feed(Submit(Prompt(2, blocks("next")))) == [s.Queued("prompt", 1)]
     effects = machine.feed(CompactionDone(1, summary()))
     assert effects[-2:] == [
         Resolve(1, Finished(StopReason.END_TURN)),
@@ -440,7 +439,7 @@ def test_steer_during_a_compaction_queues_a_new_turn() -> None:
     machine = TurnMachine()
     compacting(machine)
     effects = machine.feed(Steer(3, Steering("s", blocks("go"), source("user"))))
-    assert effects == [Placed(3, Placement.STARTED_NEW_TURN), m.Queued("prompt", 1)]
+    assert effects == [Placed(3, Placement.STARTED_NEW_TURN), s.Queued("prompt", 1)]
     assert machine.state.queue == (Prompt(None, blocks("go")),)
 
 
@@ -510,7 +509,7 @@ def test_cancel_during_automatic_compaction_drops_the_admitted_prompt() -> None:
 # -- every illegal transition ---------------------------------------------------------------
 
 
-def sample_inputs(ticket: int) -> list[m.Input]:
+def sample_inputs(ticket: int) -> list[s.Input]:
     return [
         Submit(Prompt(1, blocks("p"))),
         Admitted(ticket, user("p")),

@@ -1,0 +1,254 @@
+"""The turn machine's vocabulary: its phases, the inputs it is fed and the effects it answers.
+
+Closed vocabularies as frozen structs (style.md): ``machine.py`` holds the state, the
+transitions and the table over these; the actor (``actor.py``) produces the inputs and executes
+the effects. If you add an input or effect: add it here, to the ``Input`` / ``Effect`` union, a
+row to ``machine._TABLE``, and a case to the actor's effect executor.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+import msgspec
+
+from acp_agent.content import ContentBlock
+from acp_agent.journal.events import (
+    AssistantPart,
+    Compaction,
+    CompactionReason,
+    Event,
+    Source,
+    ToolCallPart,
+    UserMessage,
+)
+
+
+class Phase(StrEnum):
+    IDLE = "idle"
+    ADMITTING = "admitting"
+    REQUESTING = "requesting"
+    RUNNING_TOOLS = "running_tools"
+    COMPACTING = "compacting"
+
+
+class StopReason(StrEnum):
+    """ACP ``stopReason`` values a prompt can be answered with."""
+
+    END_TURN = "end_turn"
+    MAX_TOKENS = "max_tokens"
+    MAX_TURN_REQUESTS = "max_turn_requests"
+    REFUSAL = "refusal"
+    CANCELLED = "cancelled"
+
+
+class ModelStop(StrEnum):
+    END_TURN = "end_turn"
+    MAX_TOKENS = "max_tokens"
+    CANCELLED = "cancelled"
+
+
+class Placement(StrEnum):
+    APPENDED = "appended"
+    STAGED = "staged"
+    STEERED = "steered"
+    STARTED_NEW_TURN = "startedNewTurn"
+
+
+# -- values carried by inputs ---------------------------------------------------------------
+
+
+class CompactRequest(msgspec.Struct, frozen=True):
+    """The ``/compact`` command; ``instructions`` is the text typed after it."""
+
+    instructions: str = ""
+
+
+class Prompt(msgspec.Struct, frozen=True):
+    """A direct prompt waiting for its turn. ``ref`` names the request to answer (None: steer).
+
+    ``compact``: the prompt is the ``/compact`` command, served by a compaction instead of a turn.
+    """
+
+    ref: int | None
+    content: list[ContentBlock]
+    compact: CompactRequest | None = None
+
+
+class Steering(msgspec.Struct, frozen=True):
+    id: str
+    content: list[ContentBlock]
+    source: Source
+
+
+OutboxItem = UserMessage | Steering
+
+# -- inputs -----------------------------------------------------------------------------------
+
+
+class Submit(msgspec.Struct, frozen=True):
+    prompt: Prompt
+
+
+class Admitted(msgspec.Struct, frozen=True):
+    ticket: int
+    prompt: UserMessage
+    contexts: tuple[UserMessage, ...] = ()
+    compact_first: bool = False
+    """The history (with this prompt) nears the context window: compact before the turn."""
+
+
+class Blocked(msgspec.Struct, frozen=True):
+    ticket: int
+    reason: str
+
+
+class Inject(msgspec.Struct, frozen=True):
+    ref: int
+    message: UserMessage
+
+
+class Steer(msgspec.Struct, frozen=True):
+    ref: int
+    steering: Steering
+
+
+class ModelDone(msgspec.Struct, frozen=True):
+    ticket: int
+    message_id: str
+    parts: tuple[AssistantPart, ...]
+    stop: ModelStop = ModelStop.END_TURN
+
+
+class ModelFailed(msgspec.Struct, frozen=True):
+    ticket: int
+    message_id: str
+    parts: tuple[AssistantPart, ...]
+    error: str
+
+
+class ToolDone(msgspec.Struct, frozen=True):
+    ticket: int
+    content: list[ContentBlock]
+    is_error: bool
+    contexts: tuple[UserMessage, ...] = ()
+    cancelled: bool = False
+
+
+class CompactionDone(msgspec.Struct, frozen=True):
+    ticket: int
+    compaction: Compaction | None
+    """The event to append; None: nothing could be compacted (nothing is appended)."""
+
+
+class CompactionFailed(msgspec.Struct, frozen=True):
+    ticket: int
+    error: str
+
+
+class Cancel(msgspec.Struct, frozen=True):
+    pass
+
+
+Input = (
+    Submit
+    | Admitted
+    | Blocked
+    | Inject
+    | Steer
+    | ModelDone
+    | ModelFailed
+    | ToolDone
+    | CompactionDone
+    | CompactionFailed
+    | Cancel
+)
+
+# -- effects ----------------------------------------------------------------------------------
+
+
+class Append(msgspec.Struct, frozen=True):
+    event: Event
+
+
+class Commit(msgspec.Struct, frozen=True):
+    """A durability barrier: make every appended event durable before the next effect."""
+
+
+class CommitInBackground(msgspec.Struct, frozen=True):
+    """Start a flush without waiting for it (idle injection); quiescence waits for it."""
+
+
+class StartAdmission(msgspec.Struct, frozen=True):
+    ticket: int
+    prompt: Prompt
+
+
+class StartCompaction(msgspec.Struct, frozen=True):
+    ticket: int
+    reason: CompactionReason
+    instructions: str = ""
+
+
+class StartModelRequest(msgspec.Struct, frozen=True):
+    ticket: int
+    turn: int
+    step: int
+
+
+class StartTool(msgspec.Struct, frozen=True):
+    ticket: int
+    turn: int
+    step: int
+    call: ToolCallPart
+
+
+class Abort(msgspec.Struct, frozen=True):
+    ticket: int
+
+
+class Finished(msgspec.Struct, frozen=True):
+    stop: StopReason
+
+
+class Refused(msgspec.Struct, frozen=True):
+    reason: str
+
+
+class Failed(msgspec.Struct, frozen=True):
+    message: str
+
+
+Outcome = Finished | Refused | Failed
+
+
+class Resolve(msgspec.Struct, frozen=True):
+    ref: int
+    outcome: Outcome
+
+
+class Placed(msgspec.Struct, frozen=True):
+    ref: int
+    placement: Placement
+
+
+class Queued(msgspec.Struct, frozen=True):
+    """Observation only: a prompt waits for its turn, or steering waits in the outbox."""
+
+    kind: str
+    depth: int
+
+
+Effect = (
+    Append
+    | Commit
+    | CommitInBackground
+    | StartAdmission
+    | StartCompaction
+    | StartModelRequest
+    | StartTool
+    | Abort
+    | Resolve
+    | Placed
+    | Queued
+)
