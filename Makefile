@@ -19,11 +19,11 @@ ACP_SCHEMA := $(ACP_SDK_DIR)/node_modules/@agentclientprotocol/sdk/schema/v1/sch
 # Extra arguments for pytest, e.g. `make test PYTEST_ARGS='-k journal -x'`.
 PYTEST_ARGS ?=
 
-.PHONY: help install run test check gen bench clean
+.PHONY: help install run test test-reliability check gen bench clean
 
 help: ## List the targets (default)
 	@echo "acp-agent tasks:"
-	@awk 'BEGIN {FS = ":.*## "} /^[a-z][a-zA-Z_-]*:.*## / {printf "  make %-8s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
+	@awk 'BEGIN {FS = ":.*## "} /^[a-z][a-zA-Z_-]*:.*## / {printf "  make %-16s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
 
 install: $(VENV_STAMP) $(ACP_SDK_STAMP) ## Create .venv with the project and its test/dev tools; fetch the ACP schema
 
@@ -46,6 +46,13 @@ test: install ## Run the whole test suite
 	@rc=0; $(PY) -m pytest $(PYTEST_ARGS) || rc=$$?; \
 	if [ $$rc -eq 5 ]; then echo "make test: pytest collected no tests (exit 5); that is a failure" >&2; fi; \
 	exit $$rc
+
+# reliability.md scenarios 1-12 (the tests tests/reliability/scenarios.py maps them to) and the
+# fuzzers, at full size: more kill -9 iterations, cancels, sessions and fuzz examples. A quick
+# variant of the same tests runs in `make test`. RELIABILITY_SEED=N replays a run.
+test-reliability: install ## Run the reliability scenarios and fuzzers at full size (minutes)
+	ACP_AGENT_RELIABILITY=full KILL9_ITERATIONS=$${KILL9_ITERATIONS:-100} \
+		$(PY) -m pytest $(PYTEST_ARGS) $$($(PY) -m tests.reliability.scenarios)
 
 # Every check runs even when an earlier one fails, so one run reports everything.
 check: install ## Lint, format check, strict mypy, schemas/ freshness
