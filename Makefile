@@ -49,10 +49,11 @@ test: install ## Run the whole test suite
 
 # reliability.md scenarios 1-12 (the tests tests/reliability/scenarios.py maps them to) and the
 # fuzzers, at full size: more kill -9 iterations, cancels, sessions and fuzz examples. A quick
-# variant of the same tests runs in `make test`. RELIABILITY_SEED=N replays a run.
+# variant of the same tests runs in `make test`. RELIABILITY_SEED=N replays a run. The per-test
+# timeout is raised for tests that scale with the iteration count and carry no timeout marker.
 test-reliability: install ## Run the reliability scenarios and fuzzers at full size (minutes)
 	ACP_AGENT_RELIABILITY=full KILL9_ITERATIONS=$${KILL9_ITERATIONS:-100} \
-		$(PY) -m pytest $(PYTEST_ARGS) $$($(PY) -m tests.reliability.scenarios)
+		$(PY) -m pytest --timeout=600 $(PYTEST_ARGS) $$($(PY) -m tests.reliability.scenarios)
 
 # Every check runs even when an earlier one fails, so one run reports everything.
 check: install ## Lint, format check, strict mypy, schemas/ freshness

@@ -1,0 +1,127 @@
+"""``python -m bench [--quick] [--only CASE ...] [--no-write] [--profile] [--keep]``.
+
+Runs the cases in order, prints the table, and (unless ``--no-write``; ``--quick`` alone does not
+write) splices it into ``docs/benchmarks.md`` and writes ``docs/benchmarks.json``. ``--profile``
+runs our agent under ``cProfile`` (one ``.prof`` per agent process, kept in the scratch directory,
+with a ``.txt`` summary beside each) to explain a figure.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import pstats
+import shutil
+import sys
+import tempfile
+import time
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+
+from bench import lab as lab_module
+from bench.cases import cancel, inject, memory, replay, sdk, stream
+from bench.lab import FULL, QUICK, Lab, Sizes
+from bench.report import run_info, section, splice, table
+from bench.stats import Figure
+
+REPO = Path(__file__).resolve().parents[1]
+Case = Callable[[Lab, Sizes], Awaitable[list[Figure]]]
+CASES: dict[str, Case] = {
+    "inject": inject.run,
+    "stream": stream.run,
+    "replay": replay.run,
+    "memory": memory.run,
+    "cancel": cancel.run,
+    "sdk": sdk.run,
+}
+ORDER = ["inject", "stream", "replay", "memory", "cancel", "sdk"]
+KEY_ORDER = [
+    "inject_p50",
+    "inject_p99",
+    "stream_vs_bare",
+    "fsync_per_1000_chunks",
+    "replay_small",
+    "replay_large",
+    "replay_linearity",
+    "idle_session_memory",
+    "cancel_latency",
+    "sdk_initialize",
+    "sdk_prompt_rate",
+    "sdk_notifications",
+]
+
+
+def parse(argv: list[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__)
+    parser.add_argument("--quick", action="store_true", help="small sizes: about a minute")
+    parser.add_argument("--only", nargs="+", choices=ORDER, metavar="CASE", help=", ".join(ORDER))
+    parser.add_argument("--write", action="store_true", help="write the docs even with --quick")
+    parser.add_argument("--no-write", action="store_true", help="print only")
+    parser.add_argument("--profile", action="store_true", help="run our agent under cProfile")
+    parser.add_argument("--keep", action="store_true", help="keep the scratch directory")
+    parser.add_argument("--doc", type=Path, default=REPO / "docs" / "benchmarks.md")
+    parser.add_argument("--json", type=Path, default=REPO / "docs" / "benchmarks.json")
+    return parser.parse_args(argv)
+
+
+def order(figures: list[Figure]) -> list[Figure]:
+    rank = {key: index for index, key in enumerate(KEY_ORDER)}
+    return sorted(figures, key=lambda f: rank.get(f.key, len(rank)))
+
+
+async def run_cases(lab: Lab, sizes: Sizes, names: list[str]) -> list[Figure]:
+    figures: list[Figure] = []
+    for name in names:
+        started = time.perf_counter()
+        got = await CASES[name](lab, sizes)
+        print(f"bench: {name}: {time.perf_counter() - started:.1f} s", file=sys.stderr, flush=True)
+        figures += got
+    return figures
+
+
+def summarize_profiles(root: Path) -> None:
+    for prof in sorted(root.glob("*.prof")):
+        with prof.with_suffix(".txt").open("w") as out:
+            stats = pstats.Stats(str(prof), stream=out)
+            stats.sort_stats("tottime").print_stats(30)
+            stats.sort_stats("cumulative").print_stats(30)
+        print(f"bench: profile {prof} (summary {prof.with_suffix('.txt')})", file=sys.stderr)
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse(argv)
+    sizes = QUICK if args.quick else FULL
+    names = args.only or ORDER
+    write = (args.write or not args.quick) and not args.no_write
+    root = Path(tempfile.mkdtemp(prefix="acp-bench-")).resolve()
+    if args.profile:
+        lab_module.PROFILE_DIR = root
+    load_before = os.getloadavg()[0]
+    started = time.perf_counter()
+    try:
+        figures = order(asyncio.run(run_cases(Lab(root), sizes, names)))
+        seconds = time.perf_counter() - started
+        info = run_info(
+            args.quick, seconds, root, {"before": load_before, "after": os.getloadavg()[0]}
+        )
+        print(table(figures))
+        print(f"bench: {seconds:.0f} s; load {load_before:.2f} -> {info['load']['after']:.2f}")
+        if write:
+            splice(args.doc, section(figures, info))
+            payload = {"run": info, "figures": [f.as_json() for f in figures]}
+            args.json.write_text(json.dumps(payload, indent=2) + "\n", encoding="utf-8")
+            print(f"bench: wrote {args.doc} and {args.json}")
+        if args.profile:
+            summarize_profiles(root)
+    finally:
+        if args.keep or args.profile:
+            print(f"bench: scratch kept in {root}", file=sys.stderr)
+        else:
+            shutil.rmtree(root, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,94 @@
+"""Durable idle injection: ``_acp_agent/inject`` + ``_acp_agent/when_idle``, against a bare fsync.
+
+Ours: the client writes both requests at once and waits for ``when_idle``'s answer, which comes
+once the injected ``user/message`` is durable. Baseline: ``os.write`` of the very bytes the agent
+appends for one injection (measured from the journal's growth) plus ``os.fdatasync``, on a file
+in the same directory tree. Interleaved one for one.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+
+from bench.lab import PROTOCOL, Lab, Sizes, handshake, start_ours
+from bench.stats import Better, Figure, Target, interleave, percentile
+from bench.wire import WireClient, result_of
+
+TEXT = "The user prefers tabs over spaces; keep lines under 100 columns."
+
+
+async def durable_inject(client: WireClient, session_id: str) -> float:
+    started = time.perf_counter()
+    injected = client.start_request("_acp_agent/inject", {"sessionId": session_id, "content": TEXT})
+    idle = client.start_request("_acp_agent/when_idle", {"sessionId": session_id})
+    await client.flush()
+    health = result_of(await idle)
+    elapsed = time.perf_counter() - started
+    assert result_of(await injected)["placement"] == "appended"
+    assert health["journal"]["healthy"] and health["journal"]["unflushed"] == 0, health
+    return elapsed
+
+
+async def run(lab: Lab, sizes: Sizes) -> list[Figure]:
+    client = await start_ours(lab, "inject")
+    try:
+        session_id = await handshake(client, lab.cwd, "inject")
+        journal = lab.state_dir("inject") / "sessions" / session_id / "journal.jsonl"
+        before = journal.stat().st_size
+        await durable_inject(client, session_id)
+        line = journal.read_bytes()[before:]
+        fd = os.open(lab.root / "bare-fsync.bin", os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+
+        async def bare() -> float:
+            started = time.perf_counter()
+            os.write(fd, line)
+            os.fdatasync(fd)
+            return time.perf_counter() - started
+
+        async def ours() -> float:
+            return await durable_inject(client, session_id)
+
+        async def inject_only() -> float:
+            started = time.perf_counter()
+            await client.request("_acp_agent/inject", {"sessionId": session_id, "content": TEXT})
+            elapsed = time.perf_counter() - started
+            await client.request("_acp_agent/when_idle", {"sessionId": session_id})
+            return elapsed
+
+        async def plain() -> float:
+            started = time.perf_counter()
+            await client.request("initialize", PROTOCOL)
+            return time.perf_counter() - started
+
+        samplers = {"ours": ours, "bare": bare, "inject_only": inject_only, "plain": plain}
+        try:
+            samples = await interleave(samplers, sizes.inject_rounds, sizes.inject_warmup)
+        finally:
+            os.close(fd)
+    finally:
+        await client.close()
+    figures = []
+    for q, label in ((0.5, "p50"), (0.99, "p99")):
+        figures.append(
+            Figure(
+                key=f"inject_{label}",
+                title=f"durable idle inject round trip, {label}",
+                unit="ms",
+                ours=1000 * percentile(samples["ours"], q),
+                baseline=1000 * percentile(samples["bare"], q),
+                baseline_label=f"os.write + fdatasync of the same {len(line)} bytes",
+                better=Better.LOWER,
+                target=Target(1.5, text="<= 1.5x") if label == "p50" else None,
+                samples=len(samples["ours"]),
+                note=(
+                    f"inject alone {1000 * percentile(samples['inject_only'], q):.2f} ms, "
+                    f"a plain request {1000 * percentile(samples['plain'], q):.2f} ms"
+                ),
+                extra={
+                    "inject_only_ms": 1000 * percentile(samples["inject_only"], q),
+                    "plain_request_ms": 1000 * percentile(samples["plain"], q),
+                },
+            )
+        )
+    return figures
