@@ -297,9 +297,10 @@ class Expectation:
     """The ``id`` member of each junk line that has one (as Python's ``json`` reads it)."""
     junk_lines: int
     too_deep: set[int | str]
-    """Requests whose params nest past the limit: answered -32602 with their id, or, when the
-    line is too deep for the decoder itself (near 1,000 levels, depending on the stack),
-    -32600 with a null id."""
+    """Requests with a value nested past the agent's limit somewhere: answered -32602 with their
+    id; -32600 with a null id when the line is too deep for the decoder itself (near 1,000
+    levels, depending on the stack); or served, later, when the deep value sits in a member the
+    method ignores (unknown members are accepted, and never decoded)."""
     deep_notifications: int = 0
     """Notifications the same: they may get a null-id answer (the line was never decoded)."""
 
@@ -353,33 +354,48 @@ def top_level_ids(data: bytes) -> list[Any]:
     return found[-1] if isinstance(decoded, dict) else []  # the outermost object comes last
 
 
+def as_validated(frame: dict[str, Any], expected: Expectation) -> dict[str, Any]:
+    """The frame to validate: a result answering a request whose id was ``null`` (JSON-RPC and
+    ACP's ``RequestId`` allow it; the repo's schema helper does not) is checked as if it had
+    an id."""
+    if frame.get("id", 0) is None and "result" in frame and None in expected.junk_ids:
+        return {**frame, "id": 0}
+    return frame
+
+
+def key(value: Any) -> str:
+    """A JSON id as a comparable, hashable text (``1`` and ``"1"`` differ; deep ids too)."""
+    with deep_recursion():
+        return json.dumps(value)
+
+
 def check_answers(frames: list[dict[str, Any]], expected: Expectation) -> list[str]:
     """Everything wrong with the answers to one batch (``[]`` when all is well)."""
     problems: list[str] = []
     responses = [f for f in frames if "method" not in f]
     counts: dict[str, int] = {}
     for frame in responses:
-        key = json.dumps(frame.get("id"))
-        counts[key] = counts.get(key, 0) + 1
-    unread = 0  # deep requests answered as undecodable lines (null id)
+        answered = key(frame.get("id"))
+        counts[answered] = counts.get(answered, 0) + 1
+    unread = 0  # deep requests not answered by id (yet, or ever: a null-id answer)
     for request_id, method in expected.requests.items():
-        got = counts.pop(json.dumps(request_id), 0)
+        got = counts.pop(key(request_id), 0)
         if got == 0 and request_id in expected.too_deep:
             unread += 1
         elif got != 1:
             problems.append(f"request {request_id!r} ({method}) got {got} answers")
     nulls = counts.pop("null", 0)
     allowed_nulls = expected.junk_lines + expected.deep_notifications + unread
-    if not unread <= nulls <= allowed_nulls:
+    if nulls > allowed_nulls:
         problems.append(
             f"{nulls} answers with a null id for {expected.junk_lines} junk lines, "
             f"{expected.deep_notifications} deep notifications and {unread} deep requests "
-            "answered without their id"
+            "not answered by id"
         )
-    allowed = {json.dumps(i) for i in expected.junk_ids}
-    for key, got in counts.items():
-        if key not in allowed:
-            problems.append(f"{got} answers to id {key}, which no line carried")
-        elif got > sum(1 for i in expected.junk_ids if json.dumps(i) == key):
-            problems.append(f"{got} answers to id {key}, more than the lines that carried it")
+    carried = [key(i) for i in expected.junk_ids]
+    for answered, got in counts.items():
+        if answered not in carried:
+            problems.append(f"{got} answers to id {answered[:100]}, which no line carried")
+        elif got > carried.count(answered):
+            problems.append(f"{got} answers to id {answered[:100]}, more than lines carried it")
     return problems

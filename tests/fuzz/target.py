@@ -21,7 +21,7 @@ import time
 from pathlib import Path
 from typing import IO, Any
 
-from tests.fuzz.strategies import SESSION, Expectation, loads
+from tests.fuzz.strategies import SESSION, Expectation, as_validated, key, loads
 from tests.integration.support import serve_command, write_script
 from tests.support.acp_schema import AcpSchema
 from tests.support.recording import child_env
@@ -43,6 +43,10 @@ class FuzzTarget:
         self.starts = 0
         self.batches = 0
         self.frames_checked = 0
+        self.issued: dict[str, str] = {}
+        """key(id) -> method of every request of an earlier batch."""
+        self.late: list[tuple[str, str]] = []
+        """(id, method) of answers that arrived in a later batch than their request's."""
         self._ids = itertools.count(1)
         self._proc: subprocess.Popen[bytes] | None = None
         self._lines: queue.SimpleQueue[bytes | None] = queue.SimpleQueue()
@@ -155,13 +159,21 @@ class FuzzTarget:
             method = methods.get(frame.get("id")) if "method" not in frame else None
             if method not in self.schema.methods.responses:
                 method = None  # an extension or unstable method the v1 schema has no type for
-            problem = self.schema.frame_problem(frame, method)
+            problem = self.schema.frame_problem(as_validated(frame, expected), method)
             assert problem is None, f"{problem}\n{json.dumps(frame)[:2000]}"
         self.frames_checked += len(frames)
-        return [f for f in frames if f.get("id") != sentinel]
+        mine = []
+        for frame in frames:
+            answered = key(frame.get("id")) if "method" not in frame else None
+            if answered is not None and answered in self.issued:
+                self.late.append((answered, self.issued[answered]))
+            elif frame.get("id") != sentinel:
+                mine.append(frame)
+        self.issued.update({key(i): m for i, m in expected.requests.items()})
+        return mine
 
     def _read_until(self, ids: set[Any], within: float) -> list[dict[str, Any]]:
-        waiting = {json.dumps(i) for i in ids}
+        waiting = {key(i) for i in ids}
         frames: list[dict[str, Any]] = []
         deadline = time.monotonic() + within
         while waiting:
@@ -177,7 +189,7 @@ class FuzzTarget:
             frame = decode_frame(raw)
             frames.append(frame)
             if "method" not in frame:
-                waiting.discard(json.dumps(frame.get("id")))
+                waiting.discard(key(frame.get("id")))
         return frames
 
     def _read(self, stdout: io.BufferedReader) -> None:

@@ -1,4 +1,7 @@
-"""What the fuzzers found, pinned as plain tests against the real process (they fail until fixed).
+"""What the fuzzers found, pinned as plain tests against the real process.
+
+Each failed when written; commit e3807d4 ("bound nesting and ids at the boundary") fixed them,
+and they stay as regression tests.
 
 1. Deep nesting kills the process. A line of about 1,000 nested arrays or objects (10 KB, far
    under the line cap) makes ``msgspec`` raise ``RecursionError`` in the envelope decoder; it is
@@ -9,7 +12,8 @@
    levels, in ``source``) passes the wire and the journal, and is acknowledged; re-encoding it
    for the replay happens deeper in the stack and raises ``RecursionError``, so ``session/load``
    of that session answers -32603 in every later process. Both want one depth limit at the
-   boundary, well under the interpreter's (say 256 levels), answered -32600/-32602.
+   boundary, well under the interpreter's: the fix admits 64 levels of params (-32602 past
+   that) and answers a line too deep for the decoder -32600.
 3. An ``id`` beyond int64 is echoed. msgspec decodes ids up to 2**64 - 1 as integers, so the
    answer carries an id that the ACP schema's ``RequestId`` (int64) rejects: the agent writes a
    frame outside the protocol. The table says a wrong id is answered -32600 with ``id: null``.

@@ -41,6 +41,7 @@ from tests.fuzz.strategies import (
     Expectation,
     Junk,
     Line,
+    as_validated,
     check_answers,
     dumps,
     expectation,
@@ -235,5 +236,5 @@ def check_schema(frames: list[dict[str, Any]], expected: Expectation, schema: Ac
             method = expected.requests.get(request_id)
         if method not in schema.methods.responses:
             method = None
-        problem = schema.frame_problem(frame, method)
+        problem = schema.frame_problem(as_validated(frame, expected), method)
         assert problem is None, f"{problem}\n{json.dumps(frame)[:1500]}"

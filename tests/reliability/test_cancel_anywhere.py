@@ -41,7 +41,7 @@ from tests.support.recording import recorded_agent
 
 pytestmark = [pytest.mark.subprocess, pytest.mark.reliability]
 
-TURNS = scaled(14, 160)
+TURNS = scaled(14, 100)
 
 
 @pytest.mark.timeout(60 + TURNS * 2)

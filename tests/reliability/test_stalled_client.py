@@ -7,6 +7,11 @@ reading* (reliability.md: "stdin is read independently so ``session/cancel`` sti
 the turn's ``turn/end {cancelled}`` reaches the journal although nothing can be written to
 stdout. And the client does what clients do: before cancelling it sends another request (say
 an injection, or any request), whose answer cannot be written either.
+
+Found here: with a request before the cancel, the reader waited for room in the full outgoing
+queue to answer it, so it read nothing more and the cancel waited until the client read again
+(the ``nothing`` case passed, the others did not). Fixed by commit e3807d4: answers and journal
+projections enter the writer's queue without waiting; only streamed deltas wait for room.
 """
 
 from __future__ import annotations
