@@ -6,7 +6,7 @@ from typing import TypeVar
 
 import msgspec
 
-from acp_agent.tools.base import Location, ToolContext, ToolError, confine
+from acp_agent.tools.base import Location, ToolContext, ToolError, shown
 
 T = TypeVar("T")
 
@@ -24,11 +24,8 @@ def string(arguments: dict[str, object], name: str) -> str | None:
 
 
 def located(arguments: dict[str, object], ctx: ToolContext, name: str = "path") -> list[Location]:
-    """The confined location of a path argument, or none when it is missing or outside."""
+    """The shown location of a path argument (``base.shown``), or none when it is missing or
+    outside the roots."""
     path = string(arguments, name)
-    if path is None:
-        return []
-    try:
-        return [Location(str(confine(path, ctx)))]
-    except ToolError:
-        return []
+    where = shown(path, ctx) if path is not None else None
+    return [Location(str(where))] if where is not None else []

@@ -8,6 +8,7 @@ Raising ``ToolError`` is the short way to produce such a result.
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
@@ -102,3 +103,20 @@ def confine(path_text: str, ctx: ToolContext) -> Path:
         if resolved == root.resolve() or resolved.is_relative_to(root.resolve()):
             return resolved
     raise ToolError(f"path {path_text!r} is outside the session roots")
+
+
+def shown(path_text: str, ctx: ToolContext) -> Path | None:
+    """Where a tool path points, for the client's UI (tool call locations, permission requests):
+    joined to the cwd and normalized lexically; ``None`` outside the roots.
+
+    It never touches the file system: replaying a long session shows thousands of calls, and
+    resolving each path cost three ``resolve()`` walks of ``lstat`` calls (most of a replay's
+    time). So a symlink is shown as the model named it; ``confine``, which every tool calls
+    before touching anything, is the check that counts.
+    """
+    joined = os.path.normpath(os.path.join(ctx.cwd, path_text))
+    for root in ctx.all_roots():
+        top = os.path.normpath(root)
+        if joined == top or joined.startswith(top.rstrip(os.sep) + os.sep):
+            return Path(joined)
+    return None

@@ -15,7 +15,15 @@ import msgspec
 
 from acp_agent.content import TextContent
 from acp_agent.tools.args import parse, string
-from acp_agent.tools.base import Location, ToolContext, ToolError, ToolKind, ToolOutput, confine
+from acp_agent.tools.base import (
+    Location,
+    ToolContext,
+    ToolError,
+    ToolKind,
+    ToolOutput,
+    confine,
+    shown,
+)
 
 NAME = "list_dir"
 MAX_ENTRIES = 1000
@@ -41,10 +49,8 @@ class ListDir:
         return f"List {string(arguments, 'path') or '.'}"
 
     def locations(self, arguments: dict[str, object], ctx: ToolContext) -> list[Location]:
-        try:
-            return [Location(str(confine(string(arguments, "path") or ".", ctx)))]
-        except ToolError:
-            return []
+        where = shown(string(arguments, "path") or ".", ctx)
+        return [Location(str(where))] if where else []
 
     async def run(self, arguments: dict[str, object], ctx: ToolContext) -> ToolOutput:
         path = confine(parse(arguments, ListDirArgs, NAME).path, ctx)

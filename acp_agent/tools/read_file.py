@@ -14,7 +14,15 @@ import msgspec
 
 from acp_agent.content import TextContent
 from acp_agent.errors import PeerError
-from acp_agent.tools.base import Location, ToolContext, ToolError, ToolKind, ToolOutput, confine
+from acp_agent.tools.base import (
+    Location,
+    ToolContext,
+    ToolError,
+    ToolKind,
+    ToolOutput,
+    confine,
+    shown,
+)
 
 
 class ReadFileArgs(msgspec.Struct, frozen=True):
@@ -68,10 +76,8 @@ class ReadFile:
         if not isinstance(path, str):
             return []
         line = arguments.get("line")
-        try:
-            return [Location(str(confine(path, ctx)), line if isinstance(line, int) else None)]
-        except ToolError:
-            return []
+        where = shown(path, ctx)
+        return [Location(str(where), line if isinstance(line, int) else None)] if where else []
 
     async def run(self, arguments: dict[str, object], ctx: ToolContext) -> ToolOutput:
         args = _args(arguments)

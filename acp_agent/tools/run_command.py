@@ -22,7 +22,15 @@ import structlog
 from acp_agent.content import TextContent
 from acp_agent.errors import PeerError, WireClosed
 from acp_agent.tools.args import parse, string
-from acp_agent.tools.base import Location, ToolContext, ToolError, ToolKind, ToolOutput, confine
+from acp_agent.tools.base import (
+    Location,
+    ToolContext,
+    ToolError,
+    ToolKind,
+    ToolOutput,
+    confine,
+    shown,
+)
 from acp_agent.tools.client import ClientTerminals, ExitStatus, TerminalOutput
 from acp_agent.tools.display import TerminalView, shown_as
 from acp_agent.tools.guard import authorize, command_key
@@ -74,10 +82,8 @@ class RunCommand:
         cwd = string(arguments, "cwd")
         if cwd is None:
             return []
-        try:
-            return [Location(str(confine(cwd, ctx)))]
-        except ToolError:
-            return []
+        where = shown(cwd, ctx)
+        return [Location(str(where))] if where else []
 
     async def run(self, arguments: dict[str, object], ctx: ToolContext) -> ToolOutput:
         args = parse(arguments, RunCommandArgs, NAME)

@@ -25,7 +25,15 @@ import msgspec
 
 from acp_agent.content import TextContent
 from acp_agent.tools.args import parse, string
-from acp_agent.tools.base import Location, ToolContext, ToolError, ToolKind, ToolOutput, confine
+from acp_agent.tools.base import (
+    Location,
+    ToolContext,
+    ToolError,
+    ToolKind,
+    ToolOutput,
+    confine,
+    shown,
+)
 
 NAME = "search"
 SKIP_DIRS = frozenset(
@@ -79,10 +87,8 @@ class Search:
         return f"Search /{pattern}/{where}" if pattern is not None else "Search"
 
     def locations(self, arguments: dict[str, object], ctx: ToolContext) -> list[Location]:
-        try:
-            return [Location(str(confine(string(arguments, "path") or ".", ctx)))]
-        except ToolError:
-            return []
+        where = shown(string(arguments, "path") or ".", ctx)
+        return [Location(str(where))] if where else []
 
     async def run(self, arguments: dict[str, object], ctx: ToolContext) -> ToolOutput:
         args = parse(arguments, SearchArgs, NAME)
