@@ -45,14 +45,22 @@ class FrameWriter:
         self._frames: deque[bytes] = deque()
         self._room = anyio.Lock()  # producers waiting for room wait in FIFO order
         self._changed = anyio.Event()
+        self._watched = False
         self._closing = False
         self._stopped = False
         self._done = anyio.Event()
         self._unyielded = 0
 
     def _signal(self) -> None:
-        event, self._changed = self._changed, anyio.Event()
-        event.set()
+        """Wake whoever waits for a change (a new Event only when someone waits)."""
+        if self._watched:
+            self._watched = False
+            event, self._changed = self._changed, anyio.Event()
+            event.set()
+
+    async def _wait_change(self) -> None:
+        self._watched = True
+        await self._changed.wait()
 
     async def put(self, frame: bytes) -> bool:
         """Queue ``frame``, waiting for room; ``False`` if it was dropped (writer stopped).
@@ -71,7 +79,7 @@ class FrameWriter:
         self._unyielded = 0
         async with self._room:
             while len(self._frames) >= self._capacity and not self._stopped:
-                await self._changed.wait()
+                await self._wait_change()
             return self.put_now(frame)
 
     def put_now(self, frame: bytes) -> bool:
@@ -104,7 +112,7 @@ class FrameWriter:
                 elif self._closing:
                     break
                 else:
-                    await self._changed.wait()
+                    await self._wait_change()
         except WireClosed as exc:
             self._stopped = True
             self._frames.clear()
