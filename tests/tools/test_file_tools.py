@@ -216,3 +216,29 @@ async def test_additional_roots_are_inside(tmp_path: Path, workspace: Path) -> N
     assert (extra / "x.txt").read_text(encoding="utf-8") == "ok"
     listing = text(await ListDir().run({"path": os.fspath(extra)}, ctx))
     assert listing == "x.txt"
+
+
+# --- shown locations ----------------------------------------------------------------------------
+
+
+def test_locations_are_normalized_lexically_and_never_leave_the_roots(
+    workspace: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    extra = tmp_path / "extra"
+    ctx = context(workspace, roots=(extra,))
+    tool = ReadFile()
+
+    def where(path: str) -> list[str]:
+        return [loc.path for loc in tool.locations({"path": path}, ctx)]
+
+    def no_file_system(*_: object) -> None:
+        raise AssertionError("showing a location touched the file system")
+
+    monkeypatch.setattr(os, "lstat", no_file_system)
+    monkeypatch.setattr(os, "stat", no_file_system)
+    assert where("missing/../f.txt") == [str(workspace / "f.txt")]  # need not exist
+    assert where(str(extra / "x" / ".." / "y.txt")) == [str(extra / "y.txt")]
+    assert where(".") == [str(workspace)]
+    assert where("../outside.txt") == []
+    assert where(str(workspace) + "-sibling/f.txt") == []  # a prefix is not a parent
+    assert where("/etc/passwd") == []
