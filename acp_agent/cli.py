@@ -6,6 +6,7 @@ acp-agent journal show <sessionId> [--json]
 acp-agent journal query <sessionId> [--type T]... [--source-kind K] [--turn N] [--json]
 acp-agent journal check <sessionId>
 acp-agent journal fork <sessionId> [--at SEQ]
+acp-agent doctor [--json] [--offline] [--timeout S] [--model SPEC] [--state-dir DIR] [--config F]
 acp-agent replay run DIR... [--update]
 acp-agent replay record DIR --model SPEC [--config FILE] [--steps FILE | -- STEP...]
 acp-agent --version
@@ -20,10 +21,11 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from acp_agent import __version__
+from acp_agent.doctor.options import add_doctor_options
 from acp_agent.options import add_server_options, options_from
 from acp_agent.replay.cli import add_replay_commands, run_replay_command
 
-COMMANDS = ("serve", "journal", "replay")
+COMMANDS = ("serve", "journal", "doctor", "replay")
 
 if TYPE_CHECKING:
     Subcommands = argparse._SubParsersAction[argparse.ArgumentParser]
@@ -38,6 +40,7 @@ def build_parser() -> argparse.ArgumentParser:
     serve = commands.add_parser("serve", help="speak ACP over stdin/stdout (the default)")
     add_server_options(serve)
     _add_journal_commands(commands)
+    _add_doctor_command(commands)
     add_replay_commands(commands)
     return parser
 
@@ -87,6 +90,17 @@ def _add_journal_commands(commands: Subcommands) -> None:
     )
 
 
+def _add_doctor_command(commands: Subcommands) -> None:
+    summary = (
+        "check the installation: config, model and provider, state dir, every journal; "
+        "exit 1 when something needs fixing"
+    )
+    doctor = commands.add_parser("doctor", help=summary, description=summary)
+    add_server_options(doctor)
+    add_doctor_options(doctor)
+    doctor.set_defaults(log_level=os.environ.get("ACP_AGENT_LOG_LEVEL", "warning"))
+
+
 def _journal_action(
     actions: Subcommands, name: str, summary: str, *, session: bool = False
 ) -> argparse.ArgumentParser:
@@ -114,6 +128,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         from acp_agent.journal_cli import run_journal_command
 
         return int(run_journal_command(args, options))
+    if args.command == "doctor":
+        from acp_agent.doctor.run import run_doctor
+
+        return run_doctor(args, options)
     from acp_agent.app import run_server
 
     return int(run_server(options))
