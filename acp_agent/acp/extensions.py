@@ -13,6 +13,10 @@ from acp_agent.journal.writer import JournalHealth
 
 CAPABILITIES: JsonObject = {"acp_agent": {"inject": True, "steer": True, "whenIdle": True}}
 
+STEERING_META: JsonObject = {"steering": {"supported": True}}
+"""The ``initialize`` result's root ``_meta``: how claude-agent-acp and codex-acp advertise
+``_session/steering``, and what their clients check before they send it."""
+
 
 class InjectParams(msgspec.Struct, frozen=True, rename="camel"):
     session_id: str

@@ -103,6 +103,7 @@ class InitializeResult(_Wire, frozen=True):
     agent_capabilities: AgentCapabilities
     agent_info: Implementation
     auth_methods: list[AuthMethod] = msgspec.field(default_factory=list)
+    meta: JsonObject | None = _meta()
 
 
 class AuthenticateParams(_Wire, frozen=True):

@@ -28,6 +28,7 @@ import structlog
 from acp_agent import __version__
 from acp_agent.acp.extensions import (
     CAPABILITIES,
+    STEERING_META,
     InjectParams,
     InjectResult,
     SteerParams,
@@ -175,6 +176,7 @@ class AgentServer:
             ),
             agent_info=Implementation(name=AGENT_NAME, version=__version__, title="acp-agent"),
             auth_methods=self.models.auth_methods(),
+            meta=STEERING_META,
         )
 
     async def authenticate(self, params: AuthenticateParams) -> dict[str, Any]:
