@@ -8,6 +8,8 @@ Endings (contracts §1), each one path through ``_serve``:
   ``cancelled`` while stdout is writable), flush every journal, exit 0 within ~3 s. A second
   signal exits at once.
 - the client stops taking frames (EPIPE): same as a signal, minus the answers nobody can read.
+
+Every path ends in ``SessionManager.close_all``, which also stops the sessions' MCP servers.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from dataclasses import dataclass
 
 import anyio
 import structlog
+from anyio.abc import TaskGroup
 
 from acp_agent import logs
 from acp_agent.acp.observer import AcpObserver
@@ -26,6 +29,7 @@ from acp_agent.acp.server import AgentServer
 from acp_agent.hooks.bridge import HookSet, SessionToolHooks
 from acp_agent.hooks.config import ConfigError, load_config
 from acp_agent.journal.events import SessionHeader
+from acp_agent.mcp.hub import McpHub
 from acp_agent.model.base import ModelProvider
 from acp_agent.model.config import load_providers
 from acp_agent.model.registry import BadModelSpec, ModelCatalog
@@ -65,10 +69,14 @@ class _Wiring:
         self.hooks = hooks
         self.observers = observers
         self.context_window = context_window
+        self.tasks: TaskGroup | None = None
+        """Where sessions' long-lived helpers run (MCP connections); set once serving."""
 
     def deps(self, header: SessionHeader) -> SessionDeps:
         context = self.observers.tool_context(header)
-        tools = ToolRunner(coding_tools(), context, SessionToolHooks(self.hooks))
+        assert self.tasks is not None
+        mcp = McpHub(self.tasks.start_soon, header.cwd, header.id)
+        tools = ToolRunner(coding_tools(), context, SessionToolHooks(self.hooks), mcp)
         admission = self.hooks.admission_for(header.cwd)
         return SessionDeps(self.model, tools, admission, context_window=self.context_window)
 
@@ -109,6 +117,7 @@ async def _serve(
     async with Connection(source, sink, server, max_line_bytes=options.max_line_bytes) as conn:
         observers.conn = conn
         async with anyio.create_task_group() as tg:
+            wiring.tasks = tg
             sessions = SessionManager(options.state_dir, tg, wiring.deps, wiring.observer)
             server.sessions = sessions
             if signals:

@@ -67,8 +67,10 @@ class PromptCapabilities(_Wire, frozen=True):
 
 
 class McpCapabilities(_Wire, frozen=True):
-    http: bool = False
-    sse: bool = False
+    """``None`` is left out; the agent states both transports explicitly."""
+
+    http: bool | None = None
+    sse: bool | None = None
 
 
 class Empty(_Wire, frozen=True):

@@ -11,7 +11,10 @@ gets through) and answers when the prompt's own turn ends. ``session/new``, ``se
 
 Modes (``mode_option.py``) are answered both as ``modes`` and as the ``mode`` config option; a
 change through ``session/set_mode`` or ``session/set_config_option`` is announced both ways.
-``additionalDirectories`` of new, load, resume and fork become the session's extra tool roots.
+``additionalDirectories`` of new, load, resume and fork become the session's extra tool roots;
+their ``mcpServers`` (``mcp/config.py``: stdio and http, advertised as ``mcpCapabilities``) are
+checked before anything is created and become the session's MCP servers (``mcp/hub.py``),
+connected at its first model request.
 """
 
 from __future__ import annotations
@@ -54,6 +57,7 @@ from acp_agent.acp.schema import (
     ListSessionsParams,
     ListSessionsResult,
     LoadSessionParams,
+    McpCapabilities,
     NewSessionParams,
     NewSessionResult,
     PromptCapabilities,
@@ -71,6 +75,7 @@ from acp_agent.acp.schema import (
 from acp_agent.content import AudioContent, ContentBlock, ImageContent, TextContent
 from acp_agent.errors import InternalError, InvalidParams, decode_params
 from acp_agent.journal.events import SourceKind, source, source_kind
+from acp_agent.mcp.config import McpServerConfig, journaled, parse_servers
 from acp_agent.model.registry import ModelCatalog
 from acp_agent.session.actor import Reply, SessionActor
 from acp_agent.session.catalog import BadCursor, list_sessions
@@ -165,6 +170,7 @@ class AgentServer:
             agent_capabilities=AgentCapabilities(
                 load_session=True,
                 prompt_capabilities=PromptCapabilities(embedded_context=True),
+                mcp_capabilities=McpCapabilities(http=True, sse=False),
                 session_capabilities=SessionCapabilities(
                     list_=Empty(),
                     resume=Empty(),
@@ -194,9 +200,11 @@ class AgentServer:
             params.meta.acp_agent.session_id if params.meta and params.meta.acp_agent else None
         )
         roots = _roots(params.additional_directories)
+        servers = parse_servers(params.mcp_servers)
         self.models.require_key(self.models.catalog.default)
-        actor = await self.sessions.create(params.cwd, requested, params.mcp_servers)
+        actor = await self.sessions.create(params.cwd, requested, journaled(params.mcp_servers))
         actor.deps.tools.set_roots(roots)
+        await _use_servers(actor, servers)
         modes = mode_state(_permissions(actor))
         result = NewSessionResult(actor.id, self._config_options(actor), modes)
         return Then(result, lambda: self._after_new(actor))
@@ -260,9 +268,11 @@ class AgentServer:
         if not os.path.isabs(params.cwd):
             raise InvalidParams("cwd must be an absolute path", {"path": "$.cwd"})
         roots = _roots(params.additional_directories)
+        servers = parse_servers(params.mcp_servers)
         self.models.require_key(self.models.catalog.default)
         actor = await self.sessions.open(params.session_id)
         actor.deps.tools.set_roots(roots)
+        await _use_servers(actor, servers)
         if actor.header.cwd != params.cwd:
             log.info(
                 "session_cwd_differs",
@@ -286,14 +296,17 @@ class AgentServer:
         if not os.path.isabs(params.cwd):
             raise InvalidParams("cwd must be an absolute path", {"path": "$.cwd"})
         wanted = (params.meta.acp_agent if params.meta else None) or ForkRequestMeta()
+        roots = _roots(params.additional_directories)
+        servers = parse_servers(params.mcp_servers)
         actor = await self.sessions.fork(
             params.session_id,
             params.cwd,
             at_seq=wanted.seq,
             session_id=wanted.session_id,
-            mcp_servers=params.mcp_servers,
+            mcp_servers=journaled(params.mcp_servers),
         )
-        actor.deps.tools.set_roots(_roots(params.additional_directories))
+        actor.deps.tools.set_roots(roots)
+        await _use_servers(actor, servers)
         parent = msgspec.to_builtins(actor.header.parent)
         return ForkSessionResult(session_id=actor.id, meta={"acp_agent": {"parent": parent}})
 
@@ -358,6 +371,14 @@ def _roots(directories: list[str]) -> list[Path]:
                 {"path": f"$.additionalDirectories[{index}]"},
             )
     return [Path(directory) for directory in directories]
+
+
+async def _use_servers(actor: SessionActor, servers: tuple[McpServerConfig, ...]) -> None:
+    hub = actor.deps.tools.mcp
+    if hub is not None:
+        await hub.use(servers)
+    elif servers:
+        log.warning("mcp_servers_ignored", session_id=actor.id, reason="no MCP support wired")
 
 
 def _permissions(actor: SessionActor) -> Permissions:

@@ -30,7 +30,7 @@ from __future__ import annotations
 import math
 import time
 import uuid
-from collections.abc import Callable, Coroutine
+from collections.abc import AsyncIterator, Callable, Coroutine
 from dataclasses import dataclass, field
 from typing import Any, Generic, Protocol, TypeVar, assert_never
 
@@ -64,6 +64,7 @@ from acp_agent.model.base import (
     ModelMessage,
     ModelProvider,
     ModelRequest,
+    StreamEvent,
     TextDelta,
     ThoughtDelta,
     ToolCallReady,
@@ -469,13 +470,13 @@ class SessionActor:
         scope = self._workers[ticket]
         message_id = self.deps.ids()
         parts = _PartsBuilder()
-        request = ModelRequest(
-            self.id, turn, step, derive_messages(self.entries), self.deps.tools.specs()
-        )
+        messages = derive_messages(self.entries)
         stop = ModelStop.END_TURN
-        events = self.deps.model.stream(request)
+        events: AsyncIterator[StreamEvent] | None = None
         try:
             with scope:
+                specs = await self.deps.tools.prepare()  # MCP servers connect at the first one
+                events = self.deps.model.stream(ModelRequest(self.id, turn, step, messages, specs))
                 async for item in events:
                     match item:
                         case TextDelta(text=chunk):

@@ -197,18 +197,22 @@ class SessionManager:
             await actor.cancel()
 
     async def close_all(self) -> None:
-        """Wait for every session to be quiet, flush and close its journal."""
-        for actor in self.sessions:
-            await self.close(actor)
+        """Wait for every session to be quiet, flush and close its journal (all at once, so
+        stopping each session's MCP servers does not add up)."""
+        async with anyio.create_task_group() as tg:
+            for actor in self.sessions:
+                tg.start_soon(self.close, actor)
 
     async def close(self, actor: SessionActor) -> None:
-        """Dispose one session: quiescence (turns and flushes), then release its journal."""
+        """Dispose one session: quiescence (turns and flushes), then stop its MCP servers and
+        release its journal."""
         if self._sessions.get(actor.id) is not actor:
             return
         await actor.when_idle()
         del self._sessions[actor.id]
         await actor.stop()
         with anyio.CancelScope(shield=True):
+            await actor.deps.tools.aclose()
             try:
                 await actor.writer.close()
             except JournalFlushError as exc:

@@ -3,6 +3,11 @@
 Tool hooks (``pre_tool`` / ``post_tool``) wrap ``run`` here; their contexts travel back in
 ``ToolRunOutcome.contexts`` and the machine stages them in the outbox, so they reach the
 journal only after the whole batch's results.
+
+Besides the built-in tools, a session may have MCP servers (``mcp/hub.py``): ``prepare``, called
+before each model request, connects them the first time and returns every tool's spec; their
+tools are looked up after the built-in ones. A name the runner does not know (an MCP tool of a
+server not connected in this process, met while replaying) is presented from its name.
 """
 
 from __future__ import annotations
@@ -17,6 +22,8 @@ import structlog
 
 from acp_agent.content import ContentBlock, TextContent
 from acp_agent.journal.events import ToolCallPart
+from acp_agent.mcp import names as mcp_names
+from acp_agent.mcp.hub import McpHub
 from acp_agent.model.base import ToolSpec
 from acp_agent.session.admission import AdditionalContext
 from acp_agent.tools.base import Tool, ToolContext, ToolError, ToolOutput
@@ -51,11 +58,16 @@ class ToolHooks(Protocol):
 
 class ToolRunner:
     def __init__(
-        self, tools: Sequence[Tool], context: ToolContext, hooks: ToolHooks | None = None
+        self,
+        tools: Sequence[Tool],
+        context: ToolContext,
+        hooks: ToolHooks | None = None,
+        mcp: McpHub | None = None,
     ) -> None:
         self.tools = {tool.name: tool for tool in tools}
         self.context = context
         self.hooks = hooks
+        self.mcp = mcp
 
     @property
     def permissions(self) -> Permissions:
@@ -66,13 +78,34 @@ class ToolRunner:
         self.context = replace(self.context, roots=tuple(roots))
 
     def specs(self) -> list[ToolSpec]:
-        return [ToolSpec(t.name, t.description, t.parameters) for t in self.tools.values()]
+        return [ToolSpec(t.name, t.description, t.parameters) for t in self._all()]
+
+    async def prepare(self) -> list[ToolSpec]:
+        """The specs for a model request, once the session's MCP servers are connected."""
+        if self.mcp is not None:
+            await self.mcp.prepare()
+        return self.specs()
+
+    async def aclose(self) -> None:
+        """Stop what the tools keep running between calls (MCP servers)."""
+        if self.mcp is not None:
+            await self.mcp.aclose()
+
+    def _all(self) -> list[Tool]:
+        return [*self.tools.values(), *(self.mcp.tools() if self.mcp is not None else ())]
+
+    def _lookup(self, name: str) -> Tool | None:
+        tool = self.tools.get(name)
+        if tool is None and self.mcp is not None:
+            tool = next((t for t in self.mcp.tools() if t.name == name), None)
+        return tool
 
     def present(self, name: str, arguments: dict[str, object]) -> tuple[str, str, list[str]]:
         """Title, ACP tool kind and location paths of a call (for the client's UI)."""
-        tool = self.tools.get(name)
+        tool = self._lookup(name)
         if tool is None:
-            return name, "other", []
+            server_tool = mcp_names.split(name)
+            return (f"{server_tool[0]}: {server_tool[1]}" if server_tool else name), "other", []
         paths = [loc.path for loc in tool.locations(arguments, self.context)]
         return tool.title(arguments), str(tool.kind), paths
 
@@ -92,7 +125,7 @@ class ToolRunner:
         return ToolRunOutcome(output.content, output.is_error, contexts)
 
     async def _run_tool(self, call: ToolCallPart) -> ToolOutput:
-        tool = self.tools.get(call.name)
+        tool = self._lookup(call.name)
         if tool is None:
             return ToolOutput([TextContent(text=f"unknown tool {call.name!r}")], is_error=True)
         title, kind, paths = self.present(call.name, call.arguments)

@@ -5,21 +5,23 @@ Theory of operation
 Every session has one ``Permissions``: its mode, the actions the user allowed for the rest of the
 session ("allow always"), and an asker (the ACP client's ``session/request_permission``; ``None``
 when nobody can be asked). Reading (``read_file``, ``list_dir``, ``search``) and the plan never
-ask. Writing files (``write_file``, ``edit_file``: action ``edit``) and running commands
-(``run_command``: action ``execute``) call ``decide`` first, *after* computing what they would do
-(so the request can show the diff) and *before* touching anything:
+ask. Writing files (``write_file``, ``edit_file``: action ``edit``), running commands
+(``run_command``: action ``execute``) and calling an MCP server's tool (``mcp/tool.py``: action
+``mcp-read`` for a tool annotated ``readOnlyHint: true``, else ``mcp``) call ``decide`` first,
+*after* computing what they would do (so the request can show the diff) and *before* touching
+anything. ``POLICY`` is the table:
 
-| mode | edit | execute |
-|---|---|---|
-| ``read-only`` | refused | refused |
-| ``ask`` (default) | ask | ask |
-| ``auto-edit`` | allowed | ask |
-| ``full-access`` | allowed | allowed |
+| mode | edit | execute | mcp-read | mcp |
+|---|---|---|---|---|
+| ``read-only`` | refused | refused | allowed | refused |
+| ``ask`` (default) | ask | ask | ask | ask |
+| ``auto-edit`` | allowed | ask | allowed | ask |
+| ``full-access`` | allowed | allowed | allowed | allowed |
 
 An answer ``allow_always`` remembers the call's *key* for the session: ``edit`` for every file
 write, ``execute:<program>`` for commands that are a plain program with arguments (no shell
-operators), else ``execute:<the exact command line>``. A remembered key skips the question in
-``ask`` and ``auto-edit`` modes, never in ``read-only``. The ``cancelled`` outcome (the client
+operators), else ``execute:<the exact command line>``, ``mcp:<server>:<tool>`` for an MCP tool.
+A remembered key skips the question where the table says ask, never where it says refused. The ``cancelled`` outcome (the client
 cancelled the prompt turn while asking) cancels the call: it does not run and its result says so.
 Paths outside the session roots are refused by the tools in every mode (``base.confine``).
 
@@ -69,6 +71,27 @@ DEFAULT_MODE = Mode.ASK
 class Action(StrEnum):
     EDIT = "edit"
     EXECUTE = "execute"
+    MCP_READ = "mcp-read"
+    MCP = "mcp"
+
+
+class Rule(StrEnum):
+    ALLOW = "allowed"
+    ASK = "ask"
+    REFUSE = "refused"
+
+
+_A, _Q, _R = Rule.ALLOW, Rule.ASK, Rule.REFUSE
+_ACTIONS = (Action.EDIT, Action.EXECUTE, Action.MCP_READ, Action.MCP)
+POLICY: dict[Mode, dict[Action, Rule]] = {
+    mode: dict(zip(_ACTIONS, rules, strict=True))
+    for mode, rules in (
+        (Mode.READ_ONLY, (_R, _R, _A, _R)),
+        (Mode.ASK, (_Q, _Q, _Q, _Q)),
+        (Mode.AUTO_EDIT, (_A, _Q, _A, _Q)),
+        (Mode.FULL_ACCESS, (_A, _A, _A, _A)),
+    )
+}
 
 
 class OptionKind(StrEnum):
@@ -157,9 +180,10 @@ class Permissions:
     async def _decide(
         self, action: Action, key: str, label: str, call: CallInfo, preview: list[View]
     ) -> Decision:
-        if self.mode is Mode.READ_ONLY:
-            return Decision(False, f"the session is in read-only mode: {label} are not allowed")
-        if self.mode is Mode.FULL_ACCESS or (self.mode is Mode.AUTO_EDIT and action is Action.EDIT):
+        rule = POLICY[self.mode][action]
+        if rule is Rule.REFUSE:
+            return Decision(False, f"the session is in {self.mode} mode: {label} are not allowed")
+        if rule is Rule.ALLOW:
             return Decision(True, f"allowed by mode {self.mode}")
         if key in self._always:
             return Decision(True, "allowed always for this session")

@@ -1,0 +1,58 @@
+"""An MCP server's tool as a session tool: permission by mode, then ``tools/call``.
+
+Kind ``read`` when the server annotates the tool ``readOnlyHint: true`` (annotations are hints
+from the server; the user trusted it by configuring it), else ``other``. The permission key is
+``mcp:<server>:<tool>`` (``tools/permissions.py`` has the table per mode).
+"""
+
+from __future__ import annotations
+
+from typing import Protocol
+
+from acp_agent.tools.base import Location, ToolContext, ToolKind, ToolOutput
+from acp_agent.tools.guard import authorize
+from acp_agent.tools.permissions import Action
+
+
+class ToolCaller(Protocol):
+    async def call(self, tool: str, arguments: dict[str, object]) -> ToolOutput: ...
+
+
+class McpTool:
+    def __init__(
+        self,
+        name: str,
+        server: str,
+        tool: str,
+        description: str,
+        parameters: dict[str, object],
+        read_only: bool,
+        caller: ToolCaller,
+    ) -> None:
+        self.name = name
+        self.server = server
+        self.tool = tool
+        self.description = description
+        self.parameters = parameters
+        self.read_only = read_only
+        self.kind = ToolKind.READ if read_only else ToolKind.OTHER
+        self._caller = caller
+
+    @property
+    def key(self) -> str:
+        return f"mcp:{self.server}:{self.tool}"
+
+    @property
+    def label(self) -> str:
+        return f"calls to {self.tool} (MCP server {self.server})"
+
+    def title(self, arguments: dict[str, object]) -> str:
+        return f"{self.server}: {self.tool}"
+
+    def locations(self, arguments: dict[str, object], ctx: ToolContext) -> list[Location]:
+        return []
+
+    async def run(self, arguments: dict[str, object], ctx: ToolContext) -> ToolOutput:
+        action = Action.MCP_READ if self.read_only else Action.MCP
+        await authorize(ctx, action, self.key, self.label)
+        return await self._caller.call(self.tool, arguments)
