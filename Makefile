@@ -11,10 +11,15 @@ PY := $(VENV)/bin/python
 VENV_STAMP := $(VENV)/.installed
 
 # The official ACP JSON schema ships inside the npm SDK; tests validate every agent frame with it.
+# The same npm prefix holds the third-party clients tests/clients/ drives the agent with: the TS
+# SDK itself and acpx (docs/clients.md). One stamp names both versions, so bumping either
+# re-installs.
 ACP_SDK_VERSION := 2.4.0
+ACPX_VERSION := 0.19.1
 ACP_SDK_DIR := .cache/acp-sdk
-ACP_SDK_STAMP := $(ACP_SDK_DIR)/.installed-$(ACP_SDK_VERSION)
+ACP_SDK_STAMP := $(ACP_SDK_DIR)/.installed-$(ACP_SDK_VERSION)-acpx-$(ACPX_VERSION)
 ACP_SCHEMA := $(ACP_SDK_DIR)/node_modules/@agentclientprotocol/sdk/schema/v1/schema.json
+ACPX := $(ACP_SDK_DIR)/node_modules/acpx/dist/cli.js
 
 # Extra arguments for pytest, e.g. `make test PYTEST_ARGS='-k journal -x'`.
 PYTEST_ARGS ?=
@@ -25,7 +30,7 @@ help: ## List the targets (default)
 	@echo "acp-agent tasks:"
 	@awk 'BEGIN {FS = ":.*## "} /^[a-z][a-zA-Z_-]*:.*## / {printf "  make %-16s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
 
-install: $(VENV_STAMP) $(ACP_SDK_STAMP) ## Create .venv with the project and its test/dev tools; fetch the ACP schema
+install: $(VENV_STAMP) $(ACP_SDK_STAMP) ## Create .venv with the project and its test/dev tools; fetch the ACP schema, TS SDK and acpx
 
 $(VENV_STAMP): pyproject.toml
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -35,8 +40,10 @@ $(VENV_STAMP): pyproject.toml
 $(ACP_SDK_STAMP):
 	@rm -f $(ACP_SDK_DIR)/.installed-*
 	NPM_CONFIG_UPDATE_NOTIFIER=false npm install --prefix $(ACP_SDK_DIR) --save-exact \
-		--no-audit --no-fund --loglevel=error @agentclientprotocol/sdk@$(ACP_SDK_VERSION)
+		--no-audit --no-fund --loglevel=error @agentclientprotocol/sdk@$(ACP_SDK_VERSION) \
+		acpx@$(ACPX_VERSION)
 	@test -f $(ACP_SCHEMA) || { echo "ACP schema missing after npm install: $(ACP_SCHEMA)" >&2; exit 1; }
+	@test -f $(ACPX) || { echo "acpx missing after npm install: $(ACPX)" >&2; exit 1; }
 	@touch $@
 
 run: install ## Run the bundled scripted demo session (frames and journal)

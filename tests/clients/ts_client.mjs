@@ -1,0 +1,233 @@
+// A client written with the official TypeScript SDK (@agentclientprotocol/sdk 2.x: the `client()`
+// app and `connectWith`), driving the real agent. test_ts_sdk.py runs it and asserts on the JSON
+// summary it prints on stdout.
+//
+//   node ts_client.mjs <npm prefix> <workspace> <agent argv as JSON> <second agent argv as JSON>
+//
+// The SDK is imported from the npm prefix `make install` fills (.cache/acp-sdk), resolved the way
+// a package there would resolve it.
+//
+// Connection 1: initialize, session/new (SessionBuilder), a prompt whose tool calls make the agent
+// call fs/read_text_file, session/request_permission and fs/write_text_file (answered here), a
+// prompt cancelled while it streams, the extension methods _acp_agent/inject, _session/steering
+// during a running turn and while idle, and _acp_agent/when_idle. Connection 2 (a new agent
+// process): session/load, collecting the replay. Every raw line each agent wrote and every message
+// this client sent is in the summary, for the test to validate against the ACP schema.
+
+import { spawn } from "node:child_process";
+import { readFileSync, writeFileSync } from "node:fs";
+import { createRequire } from "node:module";
+import { join } from "node:path";
+import { Writable } from "node:stream";
+import { pathToFileURL } from "node:url";
+
+const [prefix, workspace, agentJson, secondAgentJson] = process.argv.slice(2);
+const sdkPath = createRequire(join(prefix, "package.json")).resolve("@agentclientprotocol/sdk");
+const acp = await import(pathToFileURL(sdkPath).href);
+
+function startAgent(argv) {
+  const child = spawn(argv[0], argv.slice(1), { stdio: ["pipe", "pipe", "inherit"] });
+  const wire = { agent: [], client: [] };
+  // The agent's stdout as a web stream, keeping every raw line it wrote on the way.
+  const decoder = new TextDecoder();
+  let partial = "";
+  let cancelled = false; // once the connection closes, it stops reading
+  const input = new ReadableStream({
+    cancel() {
+      cancelled = true;
+    },
+    start(controller) {
+      child.stdout.on("data", (chunk) => {
+        partial += decoder.decode(chunk, { stream: true });
+        let at;
+        while ((at = partial.indexOf("\n")) >= 0) {
+          wire.agent.push(partial.slice(0, at + 1));
+          partial = partial.slice(at + 1);
+        }
+        if (!cancelled) controller.enqueue(new Uint8Array(chunk));
+      });
+      child.stdout.on("end", () => {
+        if (partial) wire.agent.push(partial);
+        if (!cancelled) controller.close();
+      });
+    },
+  });
+  const raw = acp.ndJsonStream(Writable.toWeb(child.stdin), input);
+  const writer = raw.writable.getWriter();
+  const writable = new WritableStream({
+    async write(message) {
+      wire.client.push(message);
+      await writer.write(message);
+    },
+    async close() {
+      await writer.close();
+    },
+  });
+  const exited = new Promise((resolve) => child.on("exit", (code) => resolve(code)));
+  return { stream: { readable: raw.readable, writable }, wire, child, exited };
+}
+
+function clientApp(log) {
+  return acp
+    .client({ name: "acp-agent-ts-test" })
+    .onNotification("session/update", ({ params }) => {
+      log.updates.push(params.update);
+    })
+    .onRequest("session/request_permission", ({ params }) => {
+      log.permissions.push(params);
+      const allow = params.options.find((option) => option.kind === "allow_once");
+      return { outcome: { outcome: "selected", optionId: allow.optionId } };
+    })
+    .onRequest("fs/read_text_file", ({ params }) => {
+      log.reads.push(params.path);
+      try {
+        return { content: readFileSync(params.path, "utf8") };
+      } catch {
+        throw acp.RequestError.resourceNotFound(params.path);
+      }
+    })
+    .onRequest("fs/write_text_file", ({ params }) => {
+      log.writes.push(params.path);
+      writeFileSync(params.path, params.content);
+      return {};
+    });
+}
+
+const capabilities = { fs: { readTextFile: true, writeTextFile: true }, terminal: false };
+const clientInfo = { name: "acp-agent-ts-test", version: acp.PROTOCOL_VERSION.toString() };
+
+async function untilUpdate(session, kind) {
+  const seen = [];
+  for (;;) {
+    const message = await session.nextUpdate();
+    if (message.kind === "stop") return { seen, stop: message.stopReason };
+    seen.push(message.update);
+    if (message.update.sessionUpdate === kind) return { seen, stop: null };
+  }
+}
+
+async function untilStop(session, seen = []) {
+  for (;;) {
+    const message = await session.nextUpdate();
+    if (message.kind === "stop") return { seen, stopReason: message.stopReason };
+    seen.push(message.update);
+  }
+}
+
+const text = (updates) =>
+  updates
+    .filter((u) => u.sessionUpdate === "agent_message_chunk" && u.content.type === "text")
+    .map((u) => u.content.text)
+    .join("");
+
+async function firstConnection() {
+  const log = { updates: [], permissions: [], reads: [], writes: [] };
+  const agent = startAgent(JSON.parse(agentJson));
+  const summary = await clientApp(log).connectWith(agent.stream, async (ctx) => {
+    const init = await ctx.request("initialize", {
+      protocolVersion: acp.PROTOCOL_VERSION,
+      clientCapabilities: capabilities,
+      clientInfo,
+    });
+    const session = await ctx.buildSession(workspace).start();
+    const sessionId = session.sessionId;
+
+    // 1. tools: read (fs), write (permission, then fs), then streamed text.
+    const toolsPrompt = session.prompt("use the tools");
+    const toolsDone = await untilStop(session);
+    const toolsResponse = await toolsPrompt;
+
+    // 2. cancel while the model streams (the script hangs after its chunks).
+    const slowPrompt = session.prompt("take your time");
+    const beforeCancel = await untilUpdate(session, "agent_message_chunk");
+    await ctx.notify("session/cancel", { sessionId });
+    const cancelled = await untilStop(session, beforeCancel.seen);
+    const cancelResponse = await slowPrompt;
+
+    // 3. extension methods: inject while idle; steer a running turn; steer while idle.
+    const injected = await ctx.request("_acp_agent/inject", {
+      sessionId,
+      content: "The user prefers tabs.",
+    });
+    const runningPrompt = session.prompt("a long job");
+    const running = await untilUpdate(session, "agent_message_chunk");
+    const steeredRunning = await ctx.request("_session/steering", {
+      sessionId,
+      prompt: [{ type: "text", text: "also mention tabs" }],
+    });
+    const steeredTurn = await untilStop(session, running.seen);
+    const steeredResponse = await runningPrompt;
+    const steeredIdle = await ctx.request("_session/steering", {
+      sessionId,
+      prompt: [{ type: "text", text: "and one more thing" }],
+    });
+    const idle = await ctx.request("_acp_agent/when_idle", { sessionId });
+    let unknown;
+    try {
+      await ctx.request("_acp_agent/no_such_method", { sessionId });
+      unknown = { error: null };
+    } catch (error) {
+      unknown = { error: { code: error.code, message: error.message } };
+    }
+    session.dispose();
+    return {
+      init,
+      sessionId,
+      newSession: session.newSessionResponse,
+      tools: {
+        stopReason: toolsResponse.stopReason,
+        viaQueue: toolsDone.stopReason,
+        kinds: toolsDone.seen.map((u) => u.sessionUpdate),
+        statuses: toolsDone.seen
+          .filter((u) => u.sessionUpdate === "tool_call_update")
+          .map((u) => [u.toolCallId, u.status ?? null]),
+        text: text(toolsDone.seen),
+      },
+      cancel: {
+        stopReason: cancelResponse.stopReason,
+        viaQueue: cancelled.stopReason,
+        text: text(cancelled.seen),
+      },
+      inject: injected,
+      steering: {
+        running: steeredRunning,
+        turnStopReason: steeredResponse.stopReason,
+        turnText: text(steeredTurn.seen),
+        turnUpdates: steeredTurn.seen,
+        idle: steeredIdle,
+        whenIdle: idle,
+      },
+      unknownExtension: unknown,
+    };
+  });
+  agent.child.stdin.end(); // the agent exits 0 at EOF (contracts §1)
+  const exitCode = await agent.exited;
+  return { ...summary, log, exitCode, wire: agent.wire };
+}
+
+async function secondConnection(sessionId) {
+  const log = { updates: [], permissions: [], reads: [], writes: [] };
+  const agent = startAgent(JSON.parse(secondAgentJson));
+  const summary = await clientApp(log).connectWith(agent.stream, async (ctx) => {
+    const init = await ctx.request("initialize", {
+      protocolVersion: acp.PROTOCOL_VERSION,
+      clientCapabilities: capabilities,
+      clientInfo,
+    });
+    if (!init.agentCapabilities?.loadSession) throw new Error("agent does not advertise load");
+    const response = await ctx.request("session/load", {
+      sessionId,
+      cwd: workspace,
+      mcpServers: [],
+    });
+    const replay = [...log.updates];
+    return { response, replay };
+  });
+  agent.child.stdin.end(); // the agent exits 0 at EOF (contracts §1)
+  const exitCode = await agent.exited;
+  return { ...summary, exitCode, wire: agent.wire };
+}
+
+const first = await firstConnection();
+const second = await secondConnection(first.sessionId);
+process.stdout.write(JSON.stringify({ sdk: "2.x", first, second }) + "\n");
