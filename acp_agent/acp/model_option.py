@@ -4,8 +4,9 @@
   are the catalog's specs (``openai:gpt-4.1`` …). It is offered when a real provider is among
   the choices (a script-only server offers none). ``session/set_config_option`` switches the
   session's provider (``actor.deps.model``) from its next model request on and answers with
-  the options. The choice lives as long as the session is open in this process; a session
-  loaded later starts on the default model again.
+  the options. The choice is kept in the session's settings file (``session/settings.py``):
+  a session loaded or resumed later, or forked, goes on with it while the server still offers
+  it (else the default, logged ``session_model_unavailable``).
 - Keys: a provider whose key variable is unset is listed in ``initialize``'s ``authMethods``
   (the description says which variable to set), and ``session/new`` / ``load`` / ``resume`` on
   it, or switching to it, fail with -32000 saying the same. ``authenticate`` checks again.
@@ -85,6 +86,23 @@ class ModelOption:
         self.require_key(spec)
         actor.deps.model = self.catalog.provider(spec)
         self._chosen[actor.id] = spec
+
+    def chosen(self, session_id: str) -> str | None:
+        """The model the client chose for the session, ``None`` while it is on the default."""
+        return self._chosen.get(session_id)
+
+    def restore(self, actor: SessionActor, spec: str) -> bool:
+        """Put a loaded session back on the model it was on (``session/settings.py``);
+        ``False`` when this server no longer offers it or lacks its key (the default stays)."""
+        usable = (
+            self.catalog.offers_selector()
+            and spec in self.catalog.choices()
+            and self.catalog.key_needed(spec) is None
+        )
+        if usable:
+            actor.deps.model = self.catalog.provider(spec)
+            self._chosen[actor.id] = spec
+        return usable
 
     def forget(self, session_id: str) -> None:
         self._chosen.pop(session_id, None)

@@ -234,6 +234,8 @@ class ForkSessionParams(_Wire, frozen=True):
 
 class ForkSessionResult(_Wire, frozen=True):
     session_id: str
+    config_options: list[SessionConfigSelect] | None = None
+    modes: SessionModeState | None = None
     meta: JsonObject | None = _meta()
 
 

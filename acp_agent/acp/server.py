@@ -72,6 +72,7 @@ from acp_agent.acp.schema import (
     SetConfigOptionResult,
     SetSessionModeParams,
 )
+from acp_agent.acp.settings_keeper import SettingsKeeper
 from acp_agent.content import AudioContent, ContentBlock, ImageContent, TextContent
 from acp_agent.errors import InternalError, InvalidParams, decode_params
 from acp_agent.journal.events import SourceKind, source, source_kind
@@ -130,6 +131,7 @@ class AgentServer:
     def __init__(self, observers: AcpObserver.Factory, models: ModelCatalog | None = None) -> None:
         self.observers = observers
         self.models = ModelOption(models or ModelCatalog(None, env={}))
+        self.settings = SettingsKeeper(self.models)
         self.client_capabilities = ClientCapabilities()
         self._requests: dict[str, RequestHandler] = {
             "initialize": _typed(InitializeParams, self.initialize),
@@ -241,14 +243,17 @@ class AgentServer:
         actor = self.sessions.get(params.session_id)
         if params.config_id == MODE_OPTION:
             self._switch_mode(actor, choose_mode(params.value, "$.value"))
+            await self.settings.remember(self.sessions.state_dir, actor)
             return self._announcing_mode(actor, SetConfigOptionResult(self._config_options(actor)))
         self.models.select(actor, params)
         log.info("session_model_set", session_id=actor.id, model=self.models.current(actor.id))
+        await self.settings.remember(self.sessions.state_dir, actor)
         return SetConfigOptionResult(self._config_options(actor))
 
     async def set_mode(self, params: SetSessionModeParams) -> Then:
         actor = self.sessions.get(params.session_id)
         self._switch_mode(actor, choose_mode(params.mode_id, "$.modeId"))
+        await self.settings.remember(self.sessions.state_dir, actor)
         return self._announcing_mode(actor, {})
 
     def _switch_mode(self, actor: SessionActor, mode: Mode) -> None:
@@ -270,7 +275,10 @@ class AgentServer:
         roots = _roots(params.additional_directories)
         servers = parse_servers(params.mcp_servers)
         self.models.require_key(self.models.catalog.default)
+        live = self.sessions.find(params.session_id) is not None
         actor = await self.sessions.open(params.session_id)
+        if not live:
+            await self.settings.restore(self.sessions.state_dir, actor)
         actor.deps.tools.set_roots(roots)
         await _use_servers(actor, servers)
         if actor.header.cwd != params.cwd:
@@ -290,9 +298,11 @@ class AgentServer:
         self.models.forget(actor.id)
         return {}
 
-    async def fork_session(self, params: ForkSessionParams) -> ForkSessionResult:
+    async def fork_session(self, params: ForkSessionParams) -> Then:
         """Unstable ``session/fork``: a new session holding the parent's history up to a stable
-        boundary (``_meta.acp_agent.seq``, default the last one), opened and ready to prompt."""
+        boundary (``_meta.acp_agent.seq``, default the last one), opened and ready to prompt,
+        with the parent's mode and model; answered like ``session/new`` (options, modes, then
+        the slash commands)."""
         if not os.path.isabs(params.cwd):
             raise InvalidParams("cwd must be an absolute path", {"path": "$.cwd"})
         wanted = (params.meta.acp_agent if params.meta else None) or ForkRequestMeta()
@@ -305,10 +315,17 @@ class AgentServer:
             session_id=wanted.session_id,
             mcp_servers=journaled(params.mcp_servers),
         )
+        await self.settings.restore(self.sessions.state_dir, actor)
         actor.deps.tools.set_roots(roots)
         await _use_servers(actor, servers)
         parent = msgspec.to_builtins(actor.header.parent)
-        return ForkSessionResult(session_id=actor.id, meta={"acp_agent": {"parent": parent}})
+        result = ForkSessionResult(
+            session_id=actor.id,
+            config_options=self._config_options(actor),
+            modes=mode_state(_permissions(actor)),
+            meta={"acp_agent": {"parent": parent}},
+        )
+        return self._with_commands(actor, result)
 
     async def list_sessions(self, params: ListSessionsParams) -> ListSessionsResult:
         try:

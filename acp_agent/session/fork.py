@@ -52,6 +52,7 @@ from acp_agent.journal.writer import JournalWriter
 from acp_agent.session.actor import new_id as fresh_id
 from acp_agent.session.actor import now_ms
 from acp_agent.session.catalog import title_from, write_title
+from acp_agent.session.settings import SessionSettings, read_settings, write_settings
 
 log = structlog.get_logger("acp_agent.sessions")
 
@@ -155,6 +156,7 @@ async def fork_session(
         raise JournalExists(header.id, journal_path(directory))
     await _write_child(directory, header, copied, file_factory)
     await _inherit_title(state_dir, header.id, copied)
+    await _inherit_settings(state_dir, parent_id, header.id)
     log.info("session_forked", session_id=header.id, parent=parent_id, seq=at)
     return header
 
@@ -212,6 +214,19 @@ async def _inherit_title(state_dir: Path, session_id: str, copied: Sequence[Entr
         await anyio.to_thread.run_sync(write_title, state_dir, session_id, title)
     except OSError as exc:  # a lost title loses nothing else
         log.warning("session_title_not_written", session_id=session_id, error=str(exc))
+
+
+async def _inherit_settings(state_dir: Path, parent_id: str, session_id: str) -> None:
+    """The child starts in the parent's mode, on its model (``session/settings.py``)."""
+    parent = session_dir(state_dir, parent_id)
+    settings = await anyio.to_thread.run_sync(read_settings, parent)
+    if settings == SessionSettings():
+        return
+    try:
+        directory = session_dir(state_dir, session_id)
+        await anyio.to_thread.run_sync(write_settings, directory, settings)
+    except OSError as exc:  # the child starts on the defaults
+        log.warning("session_settings_write_failed", session_id=session_id, error=str(exc))
 
 
 def _is_direct_prompt(entry: Entry) -> bool:

@@ -21,6 +21,7 @@ from acp_agent.model.base import UserTurn
 from acp_agent.session.catalog import read_title
 from acp_agent.session.fork import ForkRefused, fork_session
 from acp_agent.session.history import derive_messages
+from acp_agent.session.settings import SessionSettings, read_settings, write_settings
 from acp_agent.session.signals import Finished, StopReason
 from tests.fork.support import (
     INJECTED_SEQ,
@@ -111,6 +112,19 @@ async def test_fork_at_zero_is_an_empty_child_with_another_cwd(tmp_path: Path) -
     )
     assert header == loaded.header
     assert read_title(state / "sessions" / "empty") is None
+
+
+async def test_the_child_gets_the_parents_mode_and_model(tmp_path: Path) -> None:
+    state = await build_parent(tmp_path)
+    chosen = SessionSettings(mode="read-only", model="openai:gpt-4.1")
+    write_settings(state / "sessions" / PARENT, chosen)
+    header = await fork_session(state, PARENT)
+    assert read_settings(state / "sessions" / header.id) == chosen
+    plain = await fork_session(state, header.id, at_seq=0, new_id="plain")
+    assert read_settings(state / "sessions" / plain.id) == chosen
+    (state / "sessions" / PARENT / "settings.json").unlink()
+    bare = await fork_session(state, PARENT, new_id="bare")
+    assert not (state / "sessions" / bare.id / "settings.json").exists()
 
 
 @pytest.mark.parametrize(

@@ -64,10 +64,11 @@ async def test_a_client_forks_after_an_idle_inject_and_prompts_the_child_at_once
     init = next(f for f in agent.transcript.responses() if "agentCapabilities" in f["result"])
     assert init["result"]["agentCapabilities"]["sessionCapabilities"]["fork"] == {}
     fork_frame = agent.transcript.responses()[-2]
-    assert fork_frame["result"] == {
-        "sessionId": forked.session_id,
-        "_meta": {"acp_agent": {"parent": {"sessionId": parent, "seq": 7}}},
+    assert fork_frame["result"]["sessionId"] == forked.session_id
+    assert fork_frame["result"]["_meta"] == {
+        "acp_agent": {"parent": {"sessionId": parent, "seq": 7}}
     }
+    assert fork_frame["result"]["modes"]["currentModeId"] == "ask"  # answered like session/new
     assert answer.stop_reason == "end_turn"
     child_request = logged_requests(log)[-1]
     assert (child_request["sessionId"], child_request["turn"]) == (forked.session_id, 2)
@@ -108,10 +109,8 @@ async def test_fork_errors_and_a_chosen_id_and_seq(
     assert inside["error"]["data"] == {"sessionId": "p", "seq": 3}
     assert unknown["error"]["code"] == -32002
     assert relative["error"]["code"] == -32602
-    assert chosen["result"] == {
-        "sessionId": "kid",
-        "_meta": {"acp_agent": {"parent": {"sessionId": "p", "seq": 0}}},
-    }
+    assert chosen["result"]["sessionId"] == "kid"
+    assert chosen["result"]["_meta"] == {"acp_agent": {"parent": {"sessionId": "p", "seq": 0}}}
     assert taken["error"]["code"] == -32602
     assert "already in use" in taken["error"]["message"]
     assert sorted(p.name for p in (state / "sessions").iterdir()) == ["kid", "p"]

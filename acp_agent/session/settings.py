@@ -1,0 +1,53 @@
+"""A session's settings that outlive the process: its mode and its model.
+
+They are not history, so they are not journal events: a side file ``settings.json`` in the
+session directory, beside the title, rewritten whole (temp file, ``fsync``, rename) whenever the
+client changes one through ``session/set_mode`` or ``session/set_config_option``. ``session/load``
+and ``session/resume`` start the session with them, and ``session/fork`` copies the parent's.
+
+Reading never fails a load: a missing file is the defaults; an unreadable or malformed one is
+logged (``session_settings_unreadable``) and is the defaults too. A value that no longer applies
+(a model this server does not offer) is the caller's to drop.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import msgspec
+import structlog
+
+log = structlog.get_logger(__name__)
+
+SETTINGS_FILE = "settings.json"
+
+
+class SessionSettings(msgspec.Struct, frozen=True, omit_defaults=True):
+    mode: str | None = None
+    """A ``Mode`` value (``read-only``, ``ask``, ``auto-edit``, ``full-access``)."""
+    model: str | None = None
+    """A model spec the client chose (``openai:gpt-4.1``); ``None`` is the server's default."""
+
+
+def read_settings(directory: Path) -> SessionSettings:
+    path = directory / SETTINGS_FILE
+    try:
+        return msgspec.json.decode(path.read_bytes(), type=SessionSettings)
+    except FileNotFoundError:
+        return SessionSettings()
+    except (OSError, msgspec.DecodeError) as exc:
+        log.warning("session_settings_unreadable", path=str(path), error=str(exc))
+        return SessionSettings()
+
+
+def write_settings(directory: Path, settings: SessionSettings) -> None:
+    """Replace the file atomically; its contents are durable before the rename."""
+    tmp = directory / f".{SETTINGS_FILE}.tmp"
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    try:
+        os.write(fd, msgspec.json.encode(settings))
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+    os.replace(tmp, directory / SETTINGS_FILE)
