@@ -83,7 +83,7 @@ from acp_agent.session.compaction import (
     summarize,
     summary_request,
 )
-from acp_agent.session.history import derive_messages
+from acp_agent.session.history import History
 from acp_agent.session.machine import State, TurnMachine
 from acp_agent.session.signals import (
     Abort,
@@ -216,6 +216,8 @@ class SessionActor:
         self.id = header.id
         self.writer = writer
         self.entries = entries
+        self._history = History()
+        """What the model sees, derived from ``entries`` (``history.py``)."""
         self.deps = deps
         self.observer = observer
         last_turn = max(
@@ -437,7 +439,7 @@ class SessionActor:
 
     def _nears_window(self, admitted: list[UserMessage]) -> bool:
         """Would the next request (history + the admitted messages) near the context window?"""
-        upcoming: list[ModelMessage] = derive_messages(self.entries)
+        upcoming: list[ModelMessage] = self._history.messages(self.entries)
         upcoming += [UserTurn(message.content, message.source) for message in admitted]
         return nears_window(upcoming, self.deps.context_window)
 
@@ -470,7 +472,7 @@ class SessionActor:
         scope = self._workers[ticket]
         message_id = self.deps.ids()
         parts = _PartsBuilder()
-        messages = derive_messages(self.entries)
+        messages = self._history.messages(self.entries)
         stop = ModelStop.END_TURN
         events: AsyncIterator[StreamEvent] | None = None
         try:

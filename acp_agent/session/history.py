@@ -2,7 +2,9 @@
 
 ``derive_messages`` is the one function that turns journal entries into the messages of a model
 request. The actor calls it for every request, so what the model sees is, by construction, what
-the journal holds at that moment ("model-visible = logged"). Out-of-turn ``user/message``
+the journal holds at that moment ("model-visible = logged"). ``History`` gives the same list
+for a session's growing entries without re-reading them all for every request: it extends its
+messages by the entries appended since the last call, and starts over (once) at a compaction. Out-of-turn ``user/message``
 events are ordinary committed history here: they become user-role messages in journal order,
 each keeping its own ``source``; nothing is merged into the direct prompt.
 
@@ -67,3 +69,35 @@ def messages_of(entries: Iterable[Entry]) -> list[ModelMessage]:
             case _:
                 pass
     return messages
+
+
+class History:
+    """``derive_messages`` of an append-only entry list, kept up to date incrementally.
+
+    ``messages(entries)`` equals ``derive_messages(entries)`` for the list it was last given plus
+    any entries appended since; a list that shrank or was replaced (never done by the actor) is
+    derived again from scratch. Costs O(new entries) per call, plus O(n) at a compaction.
+    """
+
+    def __init__(self) -> None:
+        self._reset()
+
+    def _reset(self) -> None:
+        self._seen = 0
+        self._last: Entry | None = None
+        self._head: list[ModelMessage] = []
+        self._cut = 1
+        self._verbatim: list[ModelMessage] = []
+
+    def messages(self, entries: Sequence[Entry]) -> list[ModelMessage]:
+        if len(entries) < self._seen or (self._seen and entries[self._seen - 1] is not self._last):
+            self._reset()
+        new = entries[self._seen :]
+        if any(isinstance(entry.event, Compaction) for entry in new):
+            self._head, self._cut = compacted_head(entries)
+            self._verbatim = messages_of(e for e in entries if e.seq >= self._cut)
+        else:
+            self._verbatim += messages_of(e for e in new if e.seq >= self._cut)
+        self._seen = len(entries)
+        self._last = entries[-1] if entries else None
+        return self._head + self._verbatim

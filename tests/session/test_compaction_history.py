@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from acp_agent.content import ContentBlock, ImageContent, TextContent
 from acp_agent.journal.events import (
     Compaction,
     CompactionReason,
+    Entry,
     Event,
     SourceKind,
     TurnStart,
@@ -20,7 +24,7 @@ from acp_agent.session.compaction import (
     plan_compaction,
     summary_request,
 )
-from acp_agent.session.history import derive_messages, messages_of
+from acp_agent.session.history import History, derive_messages, messages_of
 from tests.journal.builders import blocks, numbered, simple_turn, tool_turn, user
 
 BIG = 1_000_000
@@ -225,3 +229,42 @@ def test_size_estimate_is_json_characters_over_four() -> None:
     assert 100 < tokens < 130
     assert nears_window(messages, context_window=tokens)  # 100% > 80%
     assert not nears_window(messages, context_window=2 * tokens)
+
+
+# -- History: the incremental derivation -----------------------------------------------------------
+
+
+@settings(max_examples=200, deadline=None)
+@given(data=st.data())
+def test_the_incremental_history_equals_derive_messages_at_every_request(
+    data: st.DataObject,
+) -> None:
+    """Random growth of a session (turns with and without tools, injections, compactions that
+    cut anywhere back), asked for its messages at random moments, as the actor does."""
+    entries: list[Entry] = []
+    history = History()
+    for turn in range(1, data.draw(st.integers(1, 8)) + 1):
+        kind = data.draw(st.sampled_from(["simple", "tools", "inject", "compact"]))
+        if kind == "simple":
+            events: list[Event] = simple_turn(turn, f"p{turn}")
+        elif kind == "tools":
+            events = tool_turn(turn, [f"c{turn}a", f"c{turn}b"])
+        elif kind == "inject":
+            events = [injected(f"ctx{turn}")]
+        else:
+            last = entries[-1].seq if entries else 0
+            events = [compaction(data.draw(st.integers(1, last + 1)), f"sum{turn}", f"k{turn}")]
+        for event in events:
+            entries.extend(numbered([event], first_seq=len(entries) + 1))
+            if data.draw(st.booleans()):
+                assert history.messages(entries) == derive_messages(entries)
+    assert history.messages(entries) == derive_messages(entries)
+
+
+def test_a_replaced_entry_list_is_derived_again() -> None:
+    history = History()
+    first = numbered([*simple_turn(1, "a"), injected("ctx")])
+    assert texts(history.messages(first)) == ["user/user: a", "assistant", "user/client: ctx"]
+    other = numbered([*simple_turn(1, "b"), injected("x"), injected("y")])  # longer, not grown
+    assert history.messages(other) == derive_messages(other)
+    assert history.messages(other[:2]) == derive_messages(other[:2])
