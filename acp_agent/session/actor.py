@@ -329,6 +329,15 @@ class SessionActor:
     async def _post(self, input_: Input) -> None:
         await self._send.send(input_)
 
+    async def _report(self, input_: Input) -> None:
+        """A worker's result. After ``stop`` nobody takes it, and nobody needs it: the session
+        was quiescent when it was closed, so the result is stale (a prompt whose admission
+        finished just as a cancel answered it, say). Dropped, and logged at debug."""
+        try:
+            await self._send.send(input_)
+        except (anyio.ClosedResourceError, anyio.BrokenResourceError):
+            self._log.debug("worker_result_after_stop", input=type(input_).__name__)
+
     def _reply(self) -> tuple[int, Reply[object]]:
         self._refs += 1
         reply: Reply[object] = Reply()
@@ -423,9 +432,9 @@ class SessionActor:
             message = UserMessage(self.deps.ids(), decision.content, source(SourceKind.USER))
             contexts = tuple(self._context_message(c) for c in decision.additional_contexts)
             compact_first = self._nears_window([message, *contexts])
-            await self._post(Admitted(ticket, message, contexts, compact_first))
+            await self._report(Admitted(ticket, message, contexts, compact_first))
         else:
-            await self._post(Blocked(ticket, decision.reason))
+            await self._report(Blocked(ticket, decision.reason))
 
     async def _maybe_title(self, content: list[ContentBlock]) -> None:
         if self.title is not None or self.deps.remember_title is None:
@@ -448,7 +457,7 @@ class SessionActor:
         plan = plan_compaction(self.entries, keep_tokens=keep_budget(self.deps.context_window))
         if plan is None:
             self._log.info("compaction_skipped", reason=str(reason), why="nothing to summarize")
-            await self._post(CompactionDone(ticket, None))
+            await self._report(CompactionDone(ticket, None))
             return
         compaction_id, progress = self.deps.ids(), self.observer.compaction_progress
         self._log.info("compaction_started", reason=str(reason), through_seq=plan.through_seq)
@@ -460,13 +469,13 @@ class SessionActor:
         except ModelError as exc:
             self._log.warning("compaction_failed", reason=str(reason), error=str(exc))
             await progress(compaction_id, CompactionProgress.FAILED, str(exc))
-            await self._post(CompactionFailed(ticket, str(exc)))
+            await self._report(CompactionFailed(ticket, str(exc)))
             return
         if scope.cancelled_caught or summary is None:
             await progress(compaction_id, CompactionProgress.CANCELLED, None)
             return
         event = Compaction(compaction_id, summary, plan.through_seq, plan.kept_from_seq, reason)
-        await self._post(CompactionDone(ticket, event))
+        await self._report(CompactionDone(ticket, event))
 
     async def _request_model(self, ticket: int, turn: int, step: int) -> None:
         scope = self._workers[ticket]
@@ -495,13 +504,13 @@ class SessionActor:
                             stop = ModelStop(finish.value)
         except ModelError as exc:
             self._log.warning("model_request_failed", turn=turn, step=step, error=str(exc))
-            await self._post(ModelFailed(ticket, message_id, parts.build(), str(exc)))
+            await self._report(ModelFailed(ticket, message_id, parts.build(), str(exc)))
             return
         finally:
             await _aclose(events)
         if scope.cancelled_caught:
             stop = ModelStop.CANCELLED
-        await self._post(ModelDone(ticket, message_id, parts.build(), stop))
+        await self._report(ModelDone(ticket, message_id, parts.build(), stop))
 
     async def _run_tool(self, ticket: int, call: ToolCallPart) -> None:
         scope = self._workers[ticket]
@@ -511,10 +520,10 @@ class SessionActor:
             outcome = await self.deps.tools.run(self.id, call)
         if scope.cancelled_caught or outcome is None:
             cancelled: list[ContentBlock] = [TextContent(text="cancelled while running")]
-            await self._post(ToolDone(ticket, cancelled, is_error=True, cancelled=True))
+            await self._report(ToolDone(ticket, cancelled, is_error=True, cancelled=True))
             return
         contexts = tuple(self._context_message(c) for c in outcome.contexts)
-        await self._post(ToolDone(ticket, outcome.content, outcome.is_error, contexts))
+        await self._report(ToolDone(ticket, outcome.content, outcome.is_error, contexts))
 
 
 async def _aclose(events: object) -> None:
