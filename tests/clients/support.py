@@ -316,3 +316,15 @@ def read_recorded(directory: Path, who: str) -> dict[int, list[JsonObject]]:
         pid = int(path.stem.split("-", 1)[1])
         out[pid] = [json.loads(line) for line in path.read_bytes().split(b"\n") if line.strip()]
     return out
+
+
+READ_THEN_WRITE: tuple[dict[str, Any], ...] = (
+    {
+        "toolCalls": [
+            {"id": "r1", "name": "read_file", "arguments": {"path": "notes.txt"}},
+            {"id": "w1", "name": "write_file", "arguments": {"path": "out.txt", "content": "x"}},
+        ]
+    },
+    {"chunks": ["The file says: ", "hello from disk"]},
+)
+"""Script lines: a batch reading ``notes.txt`` and writing ``out.txt``, then the answer."""

@@ -21,6 +21,7 @@ import pytest
 
 from tests.clients.support import (
     ACPX_VERSION,
+    READ_THEN_WRITE,
     Acpx,
     Stream,
     check_stream,
@@ -59,17 +60,7 @@ def test_exec_with_tools_json_frames(
     (workspace / "notes.txt").write_text("hello from disk\n")
     script = write_script(
         tmp_path / "script.jsonl",
-        {
-            "toolCalls": [
-                {"id": "r1", "name": "read_file", "arguments": {"path": "notes.txt"}},
-                {
-                    "id": "w1",
-                    "name": "write_file",
-                    "arguments": {"path": "out.txt", "content": "x"},
-                },
-            ]
-        },
-        {"chunks": ["The file says: ", "hello from disk"]},
+        *READ_THEN_WRITE,
     )
     acpx = make_acpx(script_agent(script), home, workspace, state_dir)
     stream = frames_of(acpx, "--approve-all", "exec", "read notes", schema=acp_schema)

@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from tests.clients.support import NPM_PREFIX, client_env, node, require
+from tests.clients.support import NPM_PREFIX, READ_THEN_WRITE, client_env, node, require
 from tests.integration.support import check_journal, read_jsonl, write_script
 from tests.support.acp_schema import AcpSchema
 from tests.support.process import agent_command
@@ -47,17 +47,7 @@ def test_typescript_sdk_client(
     (workspace / "notes.txt").write_text("hello from disk\n")
     script = write_script(
         tmp_path / "script.jsonl",
-        {
-            "toolCalls": [
-                {"id": "r1", "name": "read_file", "arguments": {"path": "notes.txt"}},
-                {
-                    "id": "w1",
-                    "name": "write_file",
-                    "arguments": {"path": "out.txt", "content": "x"},
-                },
-            ]
-        },
-        {"chunks": ["The file says: ", "hello from disk"]},
+        *READ_THEN_WRITE,
         {"chunks": ["partial"], "hang": True},
         {"chunks": ["a", "b", "c"], "delayMs": 300},
         {"text": "steered reply"},
