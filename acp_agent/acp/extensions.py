@@ -36,8 +36,18 @@ class SteerParams(msgspec.Struct, frozen=True, rename="camel"):
     meta: JsonObject | None = msgspec.field(default=None, name="_meta")
 
 
-class SteerResult(msgspec.Struct, frozen=True):
+class SteerResult(msgspec.Struct, frozen=True, omit_defaults=True):
     outcome: str
+    reason: str | None = None
+    """Set with ``promptRequired``: ``noRunningTurn``."""
+
+
+def prompt_required(meta: JsonObject | None) -> bool:
+    """Whether a ``_session/steering`` request asked not to start a turn when none is running
+    (``_meta.steering.idleBehavior: "promptRequired"``, as newer claude-agent-acp / codex-acp
+    clients send it): then the agent answers ``promptRequired`` and the client sends a prompt."""
+    steering = meta.get("steering") if meta else None
+    return isinstance(steering, dict) and steering.get("idleBehavior") == "promptRequired"
 
 
 class WhenIdleParams(msgspec.Struct, frozen=True, rename="camel"):

@@ -38,6 +38,7 @@ from acp_agent.acp.extensions import (
     SteerResult,
     WhenIdleParams,
     WhenIdleResult,
+    prompt_required,
 )
 from acp_agent.acp.mode_option import MODE_OPTION, choose_mode, mode_option, mode_state
 from acp_agent.acp.model_option import ModelOption
@@ -366,8 +367,13 @@ class AgentServer:
         return SteerResult(str(placement))
 
     async def session_steering(self, params: SteerParams) -> SteerResult:
-        """``_session/steering``: the claude-agent-acp / codex-acp spelling of steer."""
-        placement = await self.sessions.get(params.session_id).steer(_nonempty(params.prompt))
+        """``_session/steering``: the claude-agent-acp / codex-acp spelling of steer, with their
+        ``idleBehavior: "promptRequired"`` (no turn is started; the client sends a prompt)."""
+        actor = self.sessions.get(params.session_id)
+        start_turn = not prompt_required(params.meta)
+        placement = await actor.steer(_nonempty(params.prompt), start_turn=start_turn)
+        if placement is Placement.PROMPT_REQUIRED:
+            return SteerResult(str(placement), reason="noRunningTurn")
         return SteerResult("injected" if placement is Placement.STEERED else str(placement))
 
     async def when_idle(self, params: WhenIdleParams) -> Deferred:

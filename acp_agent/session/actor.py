@@ -266,10 +266,12 @@ class SessionActor:
         assert isinstance(placement, Placement)
         return message.id, placement
 
-    async def steer(self, content: list[ContentBlock], src: Source | None = None) -> Placement:
+    async def steer(
+        self, content: list[ContentBlock], src: Source | None = None, *, start_turn: bool = True
+    ) -> Placement:
         steering = Steering(self.deps.ids(), content, src or source(SourceKind.USER))
         ref, reply = self._reply()
-        await self._post(Steer(ref, steering))
+        await self._post(Steer(ref, steering, start_turn))
         placement = await reply.wait()
         assert isinstance(placement, Placement)
         return placement

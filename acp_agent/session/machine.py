@@ -42,6 +42,8 @@ Invariants the table keeps (they are the design note's acceptance criteria):
   batch's tool results, and everything staged at one boundary is seen by the same request.
 - Steering forces another step; plain context does not. Whatever is still in the outbox when a
   turn ends (completed, cancelled, error) is appended before ``turn/end``: never dropped.
+  Steering with no turn running starts one through admission, or, when the client asked
+  (``Steer.start_turn`` false), does nothing and answers ``promptRequired``.
 - Worker results carry the ``ticket`` of the effect that started them. A result whose ticket is
   not current (the work was aborted by a cancel) is stale and ignored — a legal race, not an
   illegal input. Any *other* input that the table has no entry for raises ``IllegalInput``
@@ -287,6 +289,8 @@ def _steer_stage(state: State, input_: Input) -> Result:
 
 def _steer_new_turn(state: State, input_: Input) -> Result:
     assert isinstance(input_, Steer)
+    if not input_.start_turn:
+        return state, [Placed(input_.ref, Placement.PROMPT_REQUIRED)]
     placed: list[Effect] = [Placed(input_.ref, Placement.STARTED_NEW_TURN)]
     new, effects = (_submit_idle if state.phase is Phase.IDLE else _submit_queue)(
         state, Submit(Prompt(ref=None, content=input_.steering.content))

@@ -53,6 +53,7 @@ class Placement(StrEnum):
     STAGED = "staged"
     STEERED = "steered"
     STARTED_NEW_TURN = "startedNewTurn"
+    PROMPT_REQUIRED = "promptRequired"
 
 
 # -- values carried by inputs ---------------------------------------------------------------
@@ -111,6 +112,9 @@ class Inject(msgspec.Struct, frozen=True):
 class Steer(msgspec.Struct, frozen=True):
     ref: int
     steering: Steering
+    start_turn: bool = True
+    """What steering does when no turn is running: start one with it (the default), or, when
+    ``False``, nothing but say so (``Placement.PROMPT_REQUIRED``): the client sends a prompt."""
 
 
 class ModelDone(msgspec.Struct, frozen=True):

@@ -128,3 +128,41 @@ async def test_session_steering_extension(
     (steered,) = journal.of_type("steering/message")
     assert steered["turn"] == 1
     assert steered["content"] == [{"type": "text", "text": "keep it short"}]
+
+
+async def test_session_steering_with_idle_behavior_prompt_required(
+    tmp_path: Path, workspace: Path, state_dir: Path, agent_env: dict[str, str]
+) -> None:
+    """Newer claude-agent-acp / codex-acp clients steer with ``_meta.steering.idleBehavior:
+    "promptRequired"``: into a running turn as before; with none running, nothing happens and
+    the answer says so, and the client sends the text as a prompt of its own."""
+    script = write_script(
+        tmp_path / "script.jsonl",
+        {"chunks": ["working", " on", " it"], "delayMs": 250},
+        {"text": "noted the steer"},
+        {"text": "the prompt it became"},
+    )
+    requests = tmp_path / "requests.jsonl"
+    env = {**agent_env, "ACP_AGENT_SCRIPT_REQUESTS": str(requests)}
+    meta = {"steering": {"idleBehavior": "promptRequired"}}
+    async with recorded_agent(command=serve_command(script), env=env) as agent:
+        sid = await agent.handshake(workspace)
+        running = asyncio.create_task(agent.prompt_text(sid, "a long job"))
+        await wait_until(lambda: any(turn_updates_so_far(agent, sid)), what="the first chunk")
+        steer = {"sessionId": sid, "prompt": [{"type": "text", "text": "shorter"}], "_meta": meta}
+        assert await agent.conn.ext_method("session/steering", steer) == {"outcome": "injected"}
+        assert (await running).stop_reason == "end_turn"
+
+        idle = {"sessionId": sid, "prompt": [{"type": "text", "text": "and?"}], "_meta": meta}
+        answer = await agent.conn.ext_method("session/steering", idle)
+        assert answer == {"outcome": "promptRequired", "reason": "noRunningTurn"}
+        health = await agent.conn.ext_method("acp_agent/when_idle", {"sessionId": sid})
+        assert health["journal"]["healthy"] is True
+        assert len(read_jsonl(requests)) == 2  # no model request for the refused steer
+        assert (await agent.prompt_text(sid, "and?")).stop_reason == "end_turn"
+
+    journal = check_journal(state_dir, sid, workspace)
+    assert journal.end_reasons() == ["completed", "completed"]
+    assert len(journal.of_type("steering/message")) == 1
+    prompts = [e["content"][0]["text"] for e in journal.of_type("user/message")]
+    assert prompts == ["a long job", "and?"]  # the refused steer wrote nothing

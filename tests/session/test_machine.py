@@ -145,6 +145,30 @@ def test_idle_steer_starts_a_new_turn_through_admission() -> None:
     assert machine.state.phase is Phase.ADMITTING
 
 
+@pytest.mark.parametrize("phase", ["idle", "admitting", "compacting"])
+def test_steer_that_must_not_start_a_turn_answers_prompt_required_and_changes_nothing(
+    phase: str,
+) -> None:
+    machine = TurnMachine()
+    if phase == "admitting":
+        admitting(machine)
+    elif phase == "compacting":
+        compacting(machine)
+    before = machine.state
+    steering = Steering("s", blocks("go"), source("user"))
+    assert machine.feed(Steer(3, steering, start_turn=False)) == [
+        Placed(3, Placement.PROMPT_REQUIRED)
+    ]
+    assert machine.state == before
+
+
+def test_steer_that_must_not_start_a_turn_is_staged_in_a_running_one() -> None:
+    machine = TurnMachine()
+    requesting(machine)
+    effects = machine.feed(Steer(3, Steering("s", blocks("go"), source("user")), start_turn=False))
+    assert effects[0] == Placed(3, Placement.STEERED)
+
+
 # -- admitting --------------------------------------------------------------------------------
 
 
