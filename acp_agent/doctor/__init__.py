@@ -7,5 +7,6 @@ It takes the options of ``serve`` (so the arguments an editor passes can be past
 Sections, in order: config file (``config.py``), model (``model.py``), state dir
 (``state.py``), journals (``journals.py``). The page is plain text; ``--json`` prints the same
 report as one JSON object (``report.py``). ``options.py`` holds the flags (imported by
-``cli.py`` at every start, so it stays light); ``run.py`` puts the sections together. Exit code 0 when no finding is a problem, else 1.
+``cli.py`` at every start, so it stays light); ``run.py`` puts the sections together. Exit
+code 0 when no finding is a problem, else 1.
 """

@@ -4,9 +4,10 @@
 request. The actor calls it for every request, so what the model sees is, by construction, what
 the journal holds at that moment ("model-visible = logged"). ``History`` gives the same list
 for a session's growing entries without re-reading them all for every request: it extends its
-messages by the entries appended since the last call, and starts over (once) at a compaction. Out-of-turn ``user/message``
-events are ordinary committed history here: they become user-role messages in journal order,
-each keeping its own ``source``; nothing is merged into the direct prompt.
+messages by the entries appended since the last call, and starts over (once) at a compaction.
+Out-of-turn ``user/message`` events are ordinary committed history here: they become user-role
+messages in journal order, each keeping its own ``source``; nothing is merged into the direct
+prompt.
 
 Compaction: only the *last* ``session/compaction`` event counts. The model sees one user-role
 message holding its ``summary`` (source ``{"kind": "compaction", "id", "seq"}``, ``seq`` being

@@ -21,8 +21,9 @@ anything. ``POLICY`` is the table:
 An answer ``allow_always`` remembers the call's *key* for the session: ``edit`` for every file
 write, ``execute:<program>`` for commands that are a plain program with arguments (no shell
 operators), else ``execute:<the exact command line>``, ``mcp:<server>:<tool>`` for an MCP tool.
-A remembered key skips the question where the table says ask, never where it says refused. The ``cancelled`` outcome (the client
-cancelled the prompt turn while asking) cancels the call: it does not run and its result says so.
+A remembered key skips the question where the table says ask, never where it says refused. The
+``cancelled`` outcome (the client cancelled the prompt turn while asking) cancels the call: it
+does not run and its result says so.
 Paths outside the session roots are refused by the tools in every mode (``base.confine``).
 
 The mode set is exposed twice on the wire, kept in sync by ``acp/server.py``: as ACP ``modes`` and
