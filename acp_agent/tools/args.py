@@ -28,4 +28,4 @@ def located(arguments: dict[str, object], ctx: ToolContext, name: str = "path") 
     outside the roots."""
     path = string(arguments, name)
     where = shown(path, ctx) if path is not None else None
-    return [Location(str(where))] if where is not None else []
+    return [Location(where)] if where is not None else []

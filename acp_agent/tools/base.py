@@ -8,6 +8,7 @@ Raising ``ToolError`` is the short way to produce such a result.
 
 from __future__ import annotations
 
+import functools
 import os
 from dataclasses import dataclass, field
 from enum import StrEnum
@@ -105,7 +106,7 @@ def confine(path_text: str, ctx: ToolContext) -> Path:
     raise ToolError(f"path {path_text!r} is outside the session roots")
 
 
-def shown(path_text: str, ctx: ToolContext) -> Path | None:
+def shown(path_text: str, ctx: ToolContext) -> str | None:
     """Where a tool path points, for the client's UI (tool call locations, permission requests):
     joined to the cwd and normalized lexically; ``None`` outside the roots.
 
@@ -115,8 +116,14 @@ def shown(path_text: str, ctx: ToolContext) -> Path | None:
     before touching anything, is the check that counts.
     """
     joined = os.path.normpath(os.path.join(ctx.cwd, path_text))
-    for root in ctx.all_roots():
-        top = os.path.normpath(root)
-        if joined == top or joined.startswith(top.rstrip(os.sep) + os.sep):
-            return Path(joined)
+    for top, prefix in _tops(ctx.all_roots()):
+        if joined == top or joined.startswith(prefix):
+            return joined
     return None
+
+
+@functools.lru_cache(maxsize=64)
+def _tops(roots: tuple[Path, ...]) -> tuple[tuple[str, str], ...]:
+    """Each root normalized, and the prefix of the paths below it."""
+    tops = (os.path.normpath(root) for root in roots)
+    return tuple((top, top.rstrip(os.sep) + os.sep) for top in tops)

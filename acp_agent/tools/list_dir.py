@@ -50,7 +50,7 @@ class ListDir:
 
     def locations(self, arguments: dict[str, object], ctx: ToolContext) -> list[Location]:
         where = shown(string(arguments, "path") or ".", ctx)
-        return [Location(str(where))] if where else []
+        return [Location(where)] if where else []
 
     async def run(self, arguments: dict[str, object], ctx: ToolContext) -> ToolOutput:
         path = confine(parse(arguments, ListDirArgs, NAME).path, ctx)

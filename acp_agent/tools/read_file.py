@@ -77,7 +77,7 @@ class ReadFile:
             return []
         line = arguments.get("line")
         where = shown(path, ctx)
-        return [Location(str(where), line if isinstance(line, int) else None)] if where else []
+        return [Location(where, line if isinstance(line, int) else None)] if where else []
 
     async def run(self, arguments: dict[str, object], ctx: ToolContext) -> ToolOutput:
         args = _args(arguments)

@@ -83,7 +83,7 @@ class RunCommand:
         if cwd is None:
             return []
         where = shown(cwd, ctx)
-        return [Location(str(where))] if where else []
+        return [Location(where)] if where else []
 
     async def run(self, arguments: dict[str, object], ctx: ToolContext) -> ToolOutput:
         args = parse(arguments, RunCommandArgs, NAME)

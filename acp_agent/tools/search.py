@@ -88,7 +88,7 @@ class Search:
 
     def locations(self, arguments: dict[str, object], ctx: ToolContext) -> list[Location]:
         where = shown(string(arguments, "path") or ".", ctx)
-        return [Location(str(where))] if where else []
+        return [Location(where)] if where else []
 
     async def run(self, arguments: dict[str, object], ctx: ToolContext) -> ToolOutput:
         args = parse(arguments, SearchArgs, NAME)
