@@ -39,11 +39,12 @@ from acp_agent.journal.events import Entry, SessionHeader, Source, SourceKind, T
 from acp_agent.journal.files import FileFactory
 from acp_agent.journal.writer import JournalHealth
 from acp_agent.model.base import ModelProvider, Usage
-from acp_agent.session.actor import Reply, SessionActor, SessionDeps, SessionObserver
+from acp_agent.session.actor import SessionActor
 from acp_agent.session.admission import AdditionalContext, Admission, AllowAll
 from acp_agent.session.compaction import DEFAULT_CONTEXT_WINDOW, CompactionProgress
 from acp_agent.session.crossref import snapshot
 from acp_agent.session.manager import SessionManager
+from acp_agent.session.ports import Reply, SessionDeps, SessionObserver
 from acp_agent.session.signals import Outcome, Placement
 from acp_agent.session.toolrun import ToolHooks, ToolRunner
 from acp_agent.session.workspace import find_instructions

@@ -34,9 +34,9 @@ from acp_agent.model.base import ModelProvider
 from acp_agent.model.config import load_providers
 from acp_agent.model.registry import BadModelSpec, ModelCatalog
 from acp_agent.options import Options
-from acp_agent.session.actor import SessionDeps, SessionObserver
 from acp_agent.session.compaction import DEFAULT_CONTEXT_WINDOW
 from acp_agent.session.manager import SessionManager
+from acp_agent.session.ports import SessionDeps, SessionObserver
 from acp_agent.session.toolrun import ToolRunner
 from acp_agent.tools.process import kill_all as kill_commands
 from acp_agent.tools.registry import coding_tools

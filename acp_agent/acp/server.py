@@ -79,9 +79,10 @@ from acp_agent.errors import InternalError, InvalidParams, decode_params
 from acp_agent.journal.events import SourceKind, source, source_kind
 from acp_agent.mcp.config import McpServerConfig, journaled, parse_servers
 from acp_agent.model.registry import ModelCatalog
-from acp_agent.session.actor import Reply, SessionActor
+from acp_agent.session.actor import SessionActor
 from acp_agent.session.catalog import BadCursor, list_sessions
 from acp_agent.session.manager import SessionManager
+from acp_agent.session.ports import Reply
 from acp_agent.session.signals import Failed, Finished, Outcome, Placement, Refused
 from acp_agent.session.workspace import find_instructions
 from acp_agent.tools.permissions import Mode, Permissions

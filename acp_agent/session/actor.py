@@ -23,16 +23,16 @@ Effects and their execution:
 - ``Resolve`` / ``Placed``: complete the reply a caller is waiting for.
 
 If you change the effect vocabulary in ``signals.py``, change ``_execute`` here.
+What the actor needs and reports (``SessionDeps``, ``SessionObserver``, ``Reply``) is in
+``ports.py``; turning a model stream into message parts, in ``parts.py``.
 """
 
 from __future__ import annotations
 
 import math
-import time
-import uuid
 from collections.abc import AsyncIterator, Callable, Coroutine
 from dataclasses import dataclass, field
-from typing import Any, Generic, Protocol, TypeVar, assert_never
+from typing import Any, assert_never
 
 import anyio
 import structlog
@@ -42,7 +42,6 @@ from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStre
 from acp_agent.content import ContentBlock, TextContent, plain_text
 from acp_agent.journal.errors import JournalFlushError
 from acp_agent.journal.events import (
-    AssistantPart,
     Compaction,
     CompactionReason,
     Entry,
@@ -50,8 +49,6 @@ from acp_agent.journal.events import (
     SessionHeader,
     Source,
     SourceKind,
-    TextPart,
-    ThoughtPart,
     ToolCallPart,
     TurnStart,
     UserMessage,
@@ -62,7 +59,6 @@ from acp_agent.model.base import (
     Finish,
     ModelError,
     ModelMessage,
-    ModelProvider,
     ModelRequest,
     StreamEvent,
     TextDelta,
@@ -71,10 +67,9 @@ from acp_agent.model.base import (
     Usage,
     UserTurn,
 )
-from acp_agent.session.admission import AdditionalContext, Admission, Allow
+from acp_agent.session.admission import AdditionalContext, Allow
 from acp_agent.session.catalog import title_from
 from acp_agent.session.compaction import (
-    DEFAULT_CONTEXT_WINDOW,
     CompactionProgress,
     keep_budget,
     nears_window,
@@ -85,6 +80,8 @@ from acp_agent.session.compaction import (
 )
 from acp_agent.session.history import History
 from acp_agent.session.machine import State, TurnMachine
+from acp_agent.session.parts import PartsBuilder, aclose_stream
+from acp_agent.session.ports import Reply, SessionDeps, SessionObserver
 from acp_agent.session.signals import (
     Abort,
     Admitted,
@@ -120,75 +117,8 @@ from acp_agent.session.signals import (
     Submit,
     ToolDone,
 )
-from acp_agent.session.toolrun import ToolRunner
 
 log = structlog.get_logger("acp_agent.session")
-
-T = TypeVar("T")
-
-
-class Reply(Generic[T]):
-    """A one-shot value a caller awaits (anyio has no future)."""
-
-    def __init__(self) -> None:
-        self._event = anyio.Event()
-        self._value: T | None = None
-
-    def set(self, value: T) -> None:
-        if not self._event.is_set():
-            self._value = value
-            self._event.set()
-
-    async def wait(self) -> T:
-        await self._event.wait()
-        assert self._value is not None
-        return self._value
-
-
-class SessionObserver(Protocol):
-    """Where a session reports what happens (the ACP layer projects it onto the wire)."""
-
-    async def appended(self, entry: Entry) -> None: ...
-
-    async def text_delta(self, message_id: str, text: str) -> None: ...
-
-    async def thought_delta(self, message_id: str, text: str) -> None: ...
-
-    async def tool_started(self, call: ToolCallPart) -> None: ...
-
-    async def journal_error(self, error: str, unflushed: int) -> None: ...
-
-    async def titled(self, title: str) -> None: ...
-
-    async def compaction_progress(
-        self, compaction_id: str, progress: CompactionProgress, error: str | None
-    ) -> None: ...
-
-    async def usage(self, usage: Usage, context_window: int) -> None: ...
-
-
-def now_ms() -> int:
-    return time.time_ns() // 1_000_000
-
-
-def new_id() -> str:
-    return uuid.uuid4().hex
-
-
-@dataclass
-class SessionDeps:
-    """What a session needs from the outside world; tests swap any of it."""
-
-    model: ModelProvider
-    tools: ToolRunner
-    admission: Admission
-    clock: Callable[[], int] = now_ms
-    ids: Callable[[], str] = new_id
-    max_steps: int = 64
-    remember_title: Callable[[str], None] | None = None
-    """Persists the session title (the first admitted prompt); None: titles are not kept."""
-    context_window: int = DEFAULT_CONTEXT_WINDOW
-    """The model's context window in tokens: drives automatic compaction (``compaction.py``)."""
 
 
 @dataclass
@@ -482,7 +412,7 @@ class SessionActor:
     async def _request_model(self, ticket: int, turn: int, step: int) -> None:
         scope = self._workers[ticket]
         message_id = self.deps.ids()
-        parts = _PartsBuilder()
+        parts = PartsBuilder()
         messages = self._history.messages(self.entries)
         stop = ModelStop.END_TURN
         events: AsyncIterator[StreamEvent] | None = None
@@ -509,7 +439,7 @@ class SessionActor:
             await self._report(ModelFailed(ticket, message_id, parts.build(), str(exc)))
             return
         finally:
-            await _aclose(events)
+            await aclose_stream(events)
         if scope.cancelled_caught:
             stop = ModelStop.CANCELLED
         await self._report(ModelDone(ticket, message_id, parts.build(), stop))
@@ -528,40 +458,4 @@ class SessionActor:
         await self._report(ToolDone(ticket, outcome.content, outcome.is_error, contexts))
 
 
-async def _aclose(events: object) -> None:
-    """Close a provider's stream at once: an async generator left suspended at a ``yield`` (a
-    cancel that hit us, not it) would hold its HTTP response open until garbage collection."""
-    aclose = getattr(events, "aclose", None)
-    if aclose is not None:
-        await aclose()
-
-
-class _PartsBuilder:
-    """Accumulates streamed deltas into assistant message parts (adjacent deltas merged)."""
-
-    def __init__(self) -> None:
-        self._parts: list[AssistantPart | tuple[type[TextPart | ThoughtPart], list[str]]] = []
-
-    def _delta(self, kind: type[TextPart | ThoughtPart], chunk: str) -> None:
-        last = self._parts[-1] if self._parts else None
-        if isinstance(last, tuple) and last[0] is kind:
-            last[1].append(chunk)
-        else:
-            self._parts.append((kind, [chunk]))
-
-    def text(self, chunk: str) -> None:
-        self._delta(TextPart, chunk)
-
-    def thought(self, chunk: str) -> None:
-        self._delta(ThoughtPart, chunk)
-
-    def tool_call(self, call: ToolCallPart) -> None:
-        self._parts.append(call)
-
-    def build(self) -> tuple[AssistantPart, ...]:
-        return tuple(
-            part[0]("".join(part[1])) if isinstance(part, tuple) else part for part in self._parts
-        )
-
-
-__all__ = ["Finished", "Reply", "SessionActor", "SessionDeps", "SessionObserver", "StopReason"]
+__all__ = ["Finished", "SessionActor", "StopReason"]

@@ -49,9 +49,9 @@ from acp_agent.journal.invariant import check
 from acp_agent.journal.paths import journal_path, session_dir, validate_session_id
 from acp_agent.journal.reader import ParsedJournal, load_journal
 from acp_agent.journal.writer import JournalWriter
-from acp_agent.session.actor import new_id as fresh_id
-from acp_agent.session.actor import now_ms
 from acp_agent.session.catalog import title_from, write_title
+from acp_agent.session.ports import new_id as fresh_id
+from acp_agent.session.ports import now_ms
 from acp_agent.session.settings import SessionSettings, read_settings, write_settings
 
 log = structlog.get_logger("acp_agent.sessions")

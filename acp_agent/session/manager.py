@@ -33,9 +33,10 @@ from acp_agent.journal.paths import (
 )
 from acp_agent.journal.recovery import interrupted_turn_repair
 from acp_agent.journal.writer import JournalWriter
-from acp_agent.session.actor import SessionActor, SessionDeps, SessionObserver, new_id, now_ms
+from acp_agent.session.actor import SessionActor
 from acp_agent.session.catalog import read_title, write_title
 from acp_agent.session.fork import ForkRefused, fork_session
+from acp_agent.session.ports import SessionDeps, SessionObserver, new_id, now_ms
 
 log = structlog.get_logger("acp_agent.sessions")
 

@@ -1,0 +1,88 @@
+"""What a session actor needs from the outside world and reports to it.
+
+``SessionDeps`` (the model, the tools, admission, clock, ids, limits) is what tests swap;
+``SessionObserver`` is where the actor reports what happens (the ACP layer projects it onto the
+wire, the Python API collects it); ``Reply`` is the one-shot answer a caller of the actor awaits.
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Generic, Protocol, TypeVar
+
+import anyio
+
+from acp_agent.journal.events import Entry, ToolCallPart
+from acp_agent.model.base import ModelProvider, Usage
+from acp_agent.session.admission import Admission
+from acp_agent.session.compaction import DEFAULT_CONTEXT_WINDOW, CompactionProgress
+from acp_agent.session.toolrun import ToolRunner
+
+T = TypeVar("T")
+
+
+class Reply(Generic[T]):
+    """A one-shot value a caller awaits (anyio has no future)."""
+
+    def __init__(self) -> None:
+        self._event = anyio.Event()
+        self._value: T | None = None
+
+    def set(self, value: T) -> None:
+        if not self._event.is_set():
+            self._value = value
+            self._event.set()
+
+    async def wait(self) -> T:
+        await self._event.wait()
+        assert self._value is not None
+        return self._value
+
+
+class SessionObserver(Protocol):
+    """Where a session reports what happens (the ACP layer projects it onto the wire)."""
+
+    async def appended(self, entry: Entry) -> None: ...
+
+    async def text_delta(self, message_id: str, text: str) -> None: ...
+
+    async def thought_delta(self, message_id: str, text: str) -> None: ...
+
+    async def tool_started(self, call: ToolCallPart) -> None: ...
+
+    async def journal_error(self, error: str, unflushed: int) -> None: ...
+
+    async def titled(self, title: str) -> None: ...
+
+    async def compaction_progress(
+        self, compaction_id: str, progress: CompactionProgress, error: str | None
+    ) -> None: ...
+
+    async def usage(self, usage: Usage, context_window: int) -> None: ...
+
+
+def now_ms() -> int:
+    return time.time_ns() // 1_000_000
+
+
+def new_id() -> str:
+    return uuid.uuid4().hex
+
+
+@dataclass
+class SessionDeps:
+    """What a session needs from the outside world; tests swap any of it."""
+
+    model: ModelProvider
+    tools: ToolRunner
+    admission: Admission
+    clock: Callable[[], int] = now_ms
+    ids: Callable[[], str] = new_id
+    max_steps: int = 64
+    remember_title: Callable[[str], None] | None = None
+    """Persists the session title (the first admitted prompt); None: titles are not kept."""
+    context_window: int = DEFAULT_CONTEXT_WINDOW
+    """The model's context window in tokens: drives automatic compaction (``compaction.py``)."""
