@@ -19,9 +19,7 @@ connected at its first model request.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Awaitable, Callable
-from pathlib import Path
 from typing import Any, TypeVar
 
 import anyio
@@ -43,6 +41,13 @@ from acp_agent.acp.extensions import (
 from acp_agent.acp.mode_option import MODE_OPTION, choose_mode, mode_option, mode_state
 from acp_agent.acp.model_option import ModelOption
 from acp_agent.acp.observer import AcpObserver
+from acp_agent.acp.params import (
+    absolute_cwd,
+    content_blocks,
+    nonempty,
+    prompt_blocks,
+    valid_roots,
+)
 from acp_agent.acp.schema import (
     PROTOCOL_VERSION,
     AgentCapabilities,
@@ -74,7 +79,6 @@ from acp_agent.acp.schema import (
     SetSessionModeParams,
 )
 from acp_agent.acp.settings_keeper import SettingsKeeper
-from acp_agent.content import AudioContent, ContentBlock, ImageContent, TextContent
 from acp_agent.errors import InternalError, InvalidParams, decode_params
 from acp_agent.journal.events import SourceKind, source, source_kind
 from acp_agent.mcp.config import McpServerConfig, journaled, parse_servers
@@ -198,12 +202,11 @@ class AgentServer:
         )
 
     async def new_session(self, params: NewSessionParams) -> Then:
-        if not os.path.isabs(params.cwd):
-            raise InvalidParams("cwd must be an absolute path", {"path": "$.cwd"})
+        absolute_cwd(params.cwd)
         requested = (
             params.meta.acp_agent.session_id if params.meta and params.meta.acp_agent else None
         )
-        roots = _roots(params.additional_directories)
+        roots = valid_roots(params.additional_directories)
         servers = parse_servers(params.mcp_servers)
         self.models.require_key(self.models.catalog.default)
         actor = await self.sessions.create(params.cwd, requested, journaled(params.mcp_servers))
@@ -272,9 +275,8 @@ class AgentServer:
         return Then(result, self.observers.observer_for(actor).advertise_commands)
 
     async def _open(self, params: LoadSessionParams) -> SessionActor:
-        if not os.path.isabs(params.cwd):
-            raise InvalidParams("cwd must be an absolute path", {"path": "$.cwd"})
-        roots = _roots(params.additional_directories)
+        absolute_cwd(params.cwd)
+        roots = valid_roots(params.additional_directories)
         servers = parse_servers(params.mcp_servers)
         self.models.require_key(self.models.catalog.default)
         live = self.sessions.find(params.session_id) is not None
@@ -305,10 +307,9 @@ class AgentServer:
         boundary (``_meta.acp_agent.seq``, default the last one), opened and ready to prompt,
         with the parent's mode and model; answered like ``session/new`` (options, modes, then
         the slash commands)."""
-        if not os.path.isabs(params.cwd):
-            raise InvalidParams("cwd must be an absolute path", {"path": "$.cwd"})
+        absolute_cwd(params.cwd)
         wanted = (params.meta.acp_agent if params.meta else None) or ForkRequestMeta()
-        roots = _roots(params.additional_directories)
+        roots = valid_roots(params.additional_directories)
         servers = parse_servers(params.mcp_servers)
         actor = await self.sessions.fork(
             params.session_id,
@@ -339,7 +340,7 @@ class AgentServer:
 
     async def prompt(self, params: PromptParams) -> Deferred:
         actor = self.sessions.get(params.session_id)
-        reply = await actor.submit(_prompt_blocks(params.prompt))
+        reply = await actor.submit(prompt_blocks(params.prompt))
         return Deferred(self._answer(reply))
 
     async def _answer(self, reply: Reply[Outcome]) -> PromptResult:
@@ -356,7 +357,7 @@ class AgentServer:
 
     async def inject(self, params: InjectParams) -> InjectResult:
         actor = self.sessions.get(params.session_id)
-        content = _content(params.content)
+        content = content_blocks(params.content)
         src = params.source if params.source is not None else source(SourceKind.CLIENT)
         if not source_kind(src):
             raise InvalidParams("source.kind must be a non-empty string", {"path": "$.source.kind"})
@@ -364,7 +365,7 @@ class AgentServer:
         return InjectResult(message_id=message_id, placement=str(placement))
 
     async def steer(self, params: SteerParams) -> SteerResult:
-        placement = await self.sessions.get(params.session_id).steer(_nonempty(params.prompt))
+        placement = await self.sessions.get(params.session_id).steer(nonempty(params.prompt))
         return SteerResult(str(placement))
 
     async def session_steering(self, params: SteerParams) -> SteerResult:
@@ -372,7 +373,7 @@ class AgentServer:
         ``idleBehavior: "promptRequired"`` (no turn is started; the client sends a prompt)."""
         actor = self.sessions.get(params.session_id)
         start_turn = not prompt_required(params.meta)
-        placement = await actor.steer(_nonempty(params.prompt), start_turn=start_turn)
+        placement = await actor.steer(nonempty(params.prompt), start_turn=start_turn)
         if placement is Placement.PROMPT_REQUIRED:
             return SteerResult(str(placement), reason="noRunningTurn")
         return SteerResult("injected" if placement is Placement.STEERED else str(placement))
@@ -386,17 +387,6 @@ class AgentServer:
         return Deferred(answer())
 
 
-def _roots(directories: list[str]) -> list[Path]:
-    """``additionalDirectories``: absolute paths, each an extra root for the session's tools."""
-    for index, directory in enumerate(directories):
-        if not os.path.isabs(directory):
-            raise InvalidParams(
-                "additional directories must be absolute paths",
-                {"path": f"$.additionalDirectories[{index}]"},
-            )
-    return [Path(directory) for directory in directories]
-
-
 async def _use_servers(actor: SessionActor, servers: tuple[McpServerConfig, ...]) -> None:
     hub = actor.deps.tools.mcp
     if hub is not None:
@@ -407,25 +397,3 @@ async def _use_servers(actor: SessionActor, servers: tuple[McpServerConfig, ...]
 
 def _permissions(actor: SessionActor) -> Permissions:
     return actor.deps.tools.permissions
-
-
-def _prompt_blocks(blocks: list[ContentBlock]) -> list[ContentBlock]:
-    """A prompt holds at least one block, and only kinds ``initialize`` advertised."""
-    for index, block in enumerate(_nonempty(blocks)):
-        if isinstance(block, ImageContent | AudioContent):
-            raise InvalidParams(
-                f"{block.__class__.__name__} blocks are not supported (not advertised)",
-                {"path": f"$.prompt[{index}]"},
-            )
-    return blocks
-
-
-def _content(value: list[ContentBlock] | str) -> list[ContentBlock]:
-    blocks: list[ContentBlock] = [TextContent(text=value)] if isinstance(value, str) else value
-    return _nonempty(blocks, "$.content")
-
-
-def _nonempty(blocks: list[ContentBlock], path: str = "$.prompt") -> list[ContentBlock]:
-    if not blocks:
-        raise InvalidParams("content must hold at least one block", {"path": path})
-    return blocks

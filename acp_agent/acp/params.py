@@ -1,0 +1,49 @@
+"""What a request's params must hold beyond their types: checked here, answered -32602 naming
+the offending path (``$.prompt[1]``, ``$.additionalDirectories[0]``)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from acp_agent.content import AudioContent, ContentBlock, ImageContent, TextContent
+from acp_agent.errors import InvalidParams
+
+
+def absolute_cwd(cwd: str) -> str:
+    if not os.path.isabs(cwd):
+        raise InvalidParams("cwd must be an absolute path", {"path": "$.cwd"})
+    return cwd
+
+
+def valid_roots(directories: list[str]) -> list[Path]:
+    """``additionalDirectories``: absolute paths, each an extra root for the session's tools."""
+    for index, directory in enumerate(directories):
+        if not os.path.isabs(directory):
+            raise InvalidParams(
+                "additional directories must be absolute paths",
+                {"path": f"$.additionalDirectories[{index}]"},
+            )
+    return [Path(directory) for directory in directories]
+
+
+def prompt_blocks(blocks: list[ContentBlock]) -> list[ContentBlock]:
+    """A prompt holds at least one block, and only kinds ``initialize`` advertised."""
+    for index, block in enumerate(nonempty(blocks)):
+        if isinstance(block, ImageContent | AudioContent):
+            raise InvalidParams(
+                f"{block.__class__.__name__} blocks are not supported (not advertised)",
+                {"path": f"$.prompt[{index}]"},
+            )
+    return blocks
+
+
+def content_blocks(value: list[ContentBlock] | str) -> list[ContentBlock]:
+    blocks: list[ContentBlock] = [TextContent(text=value)] if isinstance(value, str) else value
+    return nonempty(blocks, "$.content")
+
+
+def nonempty(blocks: list[ContentBlock], path: str = "$.prompt") -> list[ContentBlock]:
+    if not blocks:
+        raise InvalidParams("content must hold at least one block", {"path": path})
+    return blocks
