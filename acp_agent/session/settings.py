@@ -18,6 +18,8 @@ from pathlib import Path
 import msgspec
 import structlog
 
+from acp_agent.journal.files import fsync_dir
+
 log = structlog.get_logger(__name__)
 
 SETTINGS_FILE = "settings.json"
@@ -42,7 +44,8 @@ def read_settings(directory: Path) -> SessionSettings:
 
 
 def write_settings(directory: Path, settings: SessionSettings) -> None:
-    """Replace the file atomically; its contents are durable before the rename."""
+    """Replace the file atomically; its contents are durable before the rename, the rename
+    once this returns."""
     tmp = directory / f".{SETTINGS_FILE}.tmp"
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     try:
@@ -51,3 +54,4 @@ def write_settings(directory: Path, settings: SessionSettings) -> None:
     finally:
         os.close(fd)
     os.replace(tmp, directory / SETTINGS_FILE)
+    fsync_dir(directory)
