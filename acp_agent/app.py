@@ -27,11 +27,11 @@ from acp_agent import logs
 from acp_agent.acp.observer import AcpObserver
 from acp_agent.acp.server import AgentServer
 from acp_agent.hooks.bridge import HookSet, SessionToolHooks
-from acp_agent.hooks.config import ConfigError, load_config
+from acp_agent.hooks.config import ConfigError, config_from, read_config_file
 from acp_agent.journal.events import SessionHeader
 from acp_agent.mcp.hub import McpHub
 from acp_agent.model.base import ModelProvider
-from acp_agent.model.config import load_providers
+from acp_agent.model.config import providers_from
 from acp_agent.model.registry import BadModelSpec, ModelCatalog
 from acp_agent.options import Options
 from acp_agent.session.compaction import DEFAULT_CONTEXT_WINDOW
@@ -145,8 +145,9 @@ def run_server(options: Options) -> int:
     fd_in = take_stdin()
     logs.configure(options.log_level, options.log_file)
     try:
-        models = ModelCatalog(options.model, load_providers(options.config))
-        hooks = HookSet.from_config(load_config(options.config).hooks)
+        config = read_config_file(options.config)  # once, for providers and hooks
+        models = ModelCatalog(options.model, providers_from(config, options.config))
+        hooks = HookSet.from_config(config_from(config, options.config).hooks)
     except (BadModelSpec, ConfigError) as exc:
         print(f"acp-agent: {exc}", file=sys.stderr)
         return 2

@@ -18,7 +18,7 @@ import re
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import msgspec
 
@@ -77,22 +77,39 @@ class Config:
     path: Path | None = None
 
 
-def load_config(path: Path | None) -> Config:
-    """Read and check a config file; ``None`` means no file, the empty config."""
+def read_config_file(path: Path | None) -> dict[str, Any]:
+    """The config file's TOML document (``{}`` for no file); ``ConfigError`` naming the file
+    when it cannot be read or is not TOML. Its tables are checked by ``config_from`` (hooks)
+    and ``model.config.providers_from``: one read serves both."""
     if path is None:
-        return Config()
+        return {}
     try:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise ConfigError(f"{path}: cannot read the config file: {exc}") from exc
-    return parse_config(text, path)
+    return decode_toml(text, path)
+
+
+def decode_toml(text: str, path: Path) -> dict[str, Any]:
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{path}: invalid TOML: {exc}") from exc
+
+
+def load_config(path: Path | None) -> Config:
+    """Read and check a config file; ``None`` means no file, the empty config."""
+    return config_from(read_config_file(path), path)
 
 
 def parse_config(text: str, path: Path) -> Config:
-    try:
-        data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(f"{path}: invalid TOML: {exc}") from exc
+    return config_from(decode_toml(text, path), path)
+
+
+def config_from(data: dict[str, Any], path: Path | None) -> Config:
+    """The hooks of a decoded config file (``path`` names it in messages)."""
+    if path is None:
+        return Config()
     try:
         raw = msgspec.convert(data, _File)
     except msgspec.ValidationError as exc:

@@ -17,13 +17,12 @@ key is checked, so a typo fails at startup with the file and the key path
 from __future__ import annotations
 
 import re
-import tomllib
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import msgspec
 
-from acp_agent.hooks.config import ConfigError
+from acp_agent.hooks.config import ConfigError, decode_toml, read_config_file
 
 _Positive = Annotated[float, msgspec.Meta(gt=0)]
 _Retries = Annotated[int, msgspec.Meta(ge=0, le=20)]
@@ -45,20 +44,17 @@ ProvidersConfig = dict[str, ProviderEntry]
 
 def load_providers(path: Path | None) -> ProvidersConfig:
     """The ``[providers]`` table of the config file; ``None`` (no file): none configured."""
-    if path is None:
-        return {}
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ConfigError(f"{path}: cannot read the config file: {exc}") from exc
-    return parse_providers(text, path)
+    return providers_from(read_config_file(path), path)
 
 
 def parse_providers(text: str, path: Path) -> ProvidersConfig:
-    try:
-        data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(f"{path}: invalid TOML: {exc}") from exc
+    return providers_from(decode_toml(text, path), path)
+
+
+def providers_from(data: dict[str, Any], path: Path | None) -> ProvidersConfig:
+    """The ``[providers]`` table of a decoded config file (``path`` names it in messages)."""
+    if path is None:
+        return {}
     table = data.get("providers", {})
     if not isinstance(table, dict):
         raise ConfigError(f"{path}: providers: expected a table of [providers.<name>] tables")
