@@ -1,8 +1,10 @@
 """A tiny ACP agent built on the official Python SDK's agent side: the harness's test double.
 
-It proves the recording harness works before the real agent exists, and it is the SDK baseline
-a benchmark compares the real agent with (``command()`` spawns it). Every prompt is answered with
-one ``agent_message_chunk`` and ``end_turn``; the prompt text picks what happens first:
+It proves the recording harness works before the real agent exists (``command()`` spawns it).
+The benchmarks' SDK baseline is ``bench/sdk_agent.py``, kept apart on purpose: a minimal echo
+agent shaped like the SDK's own examples, free of these test behaviours. Every prompt is
+answered with one ``agent_message_chunk`` and ``end_turn``; the prompt text picks what happens
+first:
 
 - ``read <path>``: ``fs/read_text_file`` on the client, answers with the content;
 - ``permission``: a ``tool_call`` update, then ``session/request_permission``, answers with the
