@@ -20,6 +20,8 @@ connected at its first model request.
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, TypeVar
 
 import anyio
@@ -79,6 +81,7 @@ from acp_agent.acp.schema import (
     SetSessionModeParams,
 )
 from acp_agent.acp.settings_keeper import SettingsKeeper
+from acp_agent.content import JsonObject
 from acp_agent.errors import InternalError, InvalidParams, decode_params
 from acp_agent.journal.events import SourceKind, source, source_kind
 from acp_agent.mcp.config import McpServerConfig, journaled, parse_servers
@@ -202,16 +205,13 @@ class AgentServer:
         )
 
     async def new_session(self, params: NewSessionParams) -> Then:
-        absolute_cwd(params.cwd)
+        setup = _Setup.checked(params.cwd, params.additional_directories, params.mcp_servers)
         requested = (
             params.meta.acp_agent.session_id if params.meta and params.meta.acp_agent else None
         )
-        roots = valid_roots(params.additional_directories)
-        servers = parse_servers(params.mcp_servers)
         self.models.require_key(self.models.catalog.default)
         actor = await self.sessions.create(params.cwd, requested, journaled(params.mcp_servers))
-        actor.deps.tools.set_roots(roots)
-        await _use_servers(actor, servers)
+        await setup.equip(actor)
         modes = mode_state(_permissions(actor))
         result = NewSessionResult(actor.id, self._config_options(actor), modes)
         return Then(result, lambda: self._after_new(actor))
@@ -275,16 +275,13 @@ class AgentServer:
         return Then(result, self.observers.observer_for(actor).advertise_commands)
 
     async def _open(self, params: LoadSessionParams) -> SessionActor:
-        absolute_cwd(params.cwd)
-        roots = valid_roots(params.additional_directories)
-        servers = parse_servers(params.mcp_servers)
+        setup = _Setup.checked(params.cwd, params.additional_directories, params.mcp_servers)
         self.models.require_key(self.models.catalog.default)
         live = self.sessions.find(params.session_id) is not None
         actor = await self.sessions.open(params.session_id)
         if not live:
             await self.settings.restore(self.sessions.state_dir, actor)
-        actor.deps.tools.set_roots(roots)
-        await _use_servers(actor, servers)
+        await setup.equip(actor)
         if actor.header.cwd != params.cwd:
             log.info(
                 "session_cwd_differs",
@@ -307,10 +304,8 @@ class AgentServer:
         boundary (``_meta.acp_agent.seq``, default the last one), opened and ready to prompt,
         with the parent's mode and model; answered like ``session/new`` (options, modes, then
         the slash commands)."""
-        absolute_cwd(params.cwd)
+        setup = _Setup.checked(params.cwd, params.additional_directories, params.mcp_servers)
         wanted = (params.meta.acp_agent if params.meta else None) or ForkRequestMeta()
-        roots = valid_roots(params.additional_directories)
-        servers = parse_servers(params.mcp_servers)
         actor = await self.sessions.fork(
             params.session_id,
             params.cwd,
@@ -319,8 +314,7 @@ class AgentServer:
             mcp_servers=journaled(params.mcp_servers),
         )
         await self.settings.restore(self.sessions.state_dir, actor)
-        actor.deps.tools.set_roots(roots)
-        await _use_servers(actor, servers)
+        await setup.equip(actor)
         parent = msgspec.to_builtins(actor.header.parent)
         result = ForkSessionResult(
             session_id=actor.id,
@@ -387,12 +381,27 @@ class AgentServer:
         return Deferred(answer())
 
 
-async def _use_servers(actor: SessionActor, servers: tuple[McpServerConfig, ...]) -> None:
-    hub = actor.deps.tools.mcp
-    if hub is not None:
-        await hub.use(servers)
-    elif servers:
-        log.warning("mcp_servers_ignored", session_id=actor.id, reason="no MCP support wired")
+@dataclass(frozen=True)
+class _Setup:
+    """What ``session/new``, ``load``, ``resume`` and ``fork`` carry for the session besides its
+    id: checked before anything is created or opened, given to the session once it is."""
+
+    roots: list[Path]
+    servers: tuple[McpServerConfig, ...]
+
+    @classmethod
+    def checked(cls, cwd: str, directories: list[str], servers: list[JsonObject]) -> _Setup:
+        absolute_cwd(cwd)
+        return cls(valid_roots(directories), parse_servers(servers))
+
+    async def equip(self, actor: SessionActor) -> None:
+        """The extra tool roots and the MCP servers (connected at the first model request)."""
+        actor.deps.tools.set_roots(self.roots)
+        hub = actor.deps.tools.mcp
+        if hub is not None:
+            await hub.use(self.servers)
+        elif self.servers:
+            log.warning("mcp_servers_ignored", session_id=actor.id, reason="no MCP support wired")
 
 
 def _permissions(actor: SessionActor) -> Permissions:
