@@ -12,13 +12,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import anyio
 import structlog
 
 from acp_agent.acp.model_option import ModelOption
-from acp_agent.journal.paths import session_dir
 from acp_agent.session.actor import SessionActor
-from acp_agent.session.settings import SessionSettings, read_settings, write_settings
+from acp_agent.session.settings import SessionSettings, load_settings, save_settings
 from acp_agent.tools.permissions import Permissions, parse_mode
 
 log = structlog.get_logger(__name__)
@@ -30,23 +28,15 @@ class SettingsKeeper:
 
     async def remember(self, state_dir: Path, actor: SessionActor) -> None:
         settings = SessionSettings(str(_permissions(actor).mode), self.models.chosen(actor.id))
-        await _write(state_dir, actor.id, settings)
+        await save_settings(state_dir, actor.id, settings)
 
     async def restore(self, state_dir: Path, actor: SessionActor) -> None:
-        settings = await anyio.to_thread.run_sync(read_settings, session_dir(state_dir, actor.id))
+        settings = await load_settings(state_dir, actor.id)
         mode = parse_mode(settings.mode) if settings.mode is not None else None
         if mode is not None:
             _permissions(actor).mode = mode
         if settings.model is not None and not self.models.restore(actor, settings.model):
             log.warning("session_model_unavailable", session_id=actor.id, model=settings.model)
-
-
-async def _write(state_dir: Path, session_id: str, settings: SessionSettings) -> None:
-    try:
-        directory = session_dir(state_dir, session_id)
-        await anyio.to_thread.run_sync(write_settings, directory, settings)
-    except OSError as exc:
-        log.warning("session_settings_write_failed", session_id=session_id, error=str(exc))
 
 
 def _permissions(actor: SessionActor) -> Permissions:

@@ -52,7 +52,7 @@ from acp_agent.journal.writer import JournalWriter
 from acp_agent.session.catalog import title_from, write_title
 from acp_agent.session.ports import new_id as fresh_id
 from acp_agent.session.ports import now_ms
-from acp_agent.session.settings import SessionSettings, read_settings, write_settings
+from acp_agent.session.settings import SessionSettings, load_settings, save_settings
 
 log = structlog.get_logger("acp_agent.sessions")
 
@@ -218,15 +218,9 @@ async def _inherit_title(state_dir: Path, session_id: str, copied: Sequence[Entr
 
 async def _inherit_settings(state_dir: Path, parent_id: str, session_id: str) -> None:
     """The child starts in the parent's mode, on its model (``session/settings.py``)."""
-    parent = session_dir(state_dir, parent_id)
-    settings = await anyio.to_thread.run_sync(read_settings, parent)
-    if settings == SessionSettings():
-        return
-    try:
-        directory = session_dir(state_dir, session_id)
-        await anyio.to_thread.run_sync(write_settings, directory, settings)
-    except OSError as exc:  # the child starts on the defaults
-        log.warning("session_settings_write_failed", session_id=session_id, error=str(exc))
+    settings = await load_settings(state_dir, parent_id)
+    if settings != SessionSettings():
+        await save_settings(state_dir, session_id, settings)  # failed: the child has defaults
 
 
 def _is_direct_prompt(entry: Entry) -> bool:

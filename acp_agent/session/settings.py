@@ -15,10 +15,12 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+import anyio
 import msgspec
 import structlog
 
 from acp_agent.journal.files import fsync_dir
+from acp_agent.journal.paths import session_dir
 
 log = structlog.get_logger(__name__)
 
@@ -55,3 +57,18 @@ def write_settings(directory: Path, settings: SessionSettings) -> None:
         os.close(fd)
     os.replace(tmp, directory / SETTINGS_FILE)
     fsync_dir(directory)
+
+
+async def load_settings(state_dir: Path, session_id: str) -> SessionSettings:
+    """``read_settings`` of a session, off the event loop."""
+    return await anyio.to_thread.run_sync(read_settings, session_dir(state_dir, session_id))
+
+
+async def save_settings(state_dir: Path, session_id: str, settings: SessionSettings) -> None:
+    """``write_settings`` of a session, off the event loop. A failure is logged
+    (``session_settings_write_failed``), not raised: the session goes on with what it has."""
+    try:
+        directory = session_dir(state_dir, session_id)
+        await anyio.to_thread.run_sync(write_settings, directory, settings)
+    except OSError as exc:
+        log.warning("session_settings_write_failed", session_id=session_id, error=str(exc))
