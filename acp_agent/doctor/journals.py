@@ -7,22 +7,21 @@ whose lock a running process holds is a note, not a problem: its newest events m
 that process's memory, so an open final turn or an incomplete last line is expected there. The
 healthy ones are counted on one line.
 
-The lock is probed with a shared, non-blocking ``flock`` that is released at once; a server
-opening that very session in the same microsecond would be refused and may simply retry.
+The lock is probed by ``journal.lock.current_holder`` (a shared, non-blocking ``flock``
+released at once; a server opening that very session in the same instant is refused once).
 """
 
 from __future__ import annotations
 
-import fcntl
-import os
 from collections.abc import Iterator
 from pathlib import Path
 
 from acp_agent.doctor.report import Finding, Section, Status
 from acp_agent.journal.errors import JournalCorrupt
 from acp_agent.journal.invariant import check
+from acp_agent.journal.lock import current_holder
 from acp_agent.journal.opening import TAIL_PREFIX
-from acp_agent.journal.paths import JOURNAL_NAME, LOCK_NAME, SESSION_ID_RE, SESSIONS_DIR
+from acp_agent.journal.paths import JOURNAL_NAME, SESSION_ID_RE, SESSIONS_DIR
 from acp_agent.journal.reader import load_journal
 from acp_agent.journal.recovery import interrupted_turn_repair
 
@@ -115,15 +114,7 @@ def _tail(offset: int, length: int, reason: str, session_id: str, live: bool) ->
 
 def locked_by(directory: Path) -> str | None:
     """Who holds the session lock (``"pid N"``), or ``None`` when nobody does."""
-    try:
-        fd = os.open(directory / LOCK_NAME, os.O_RDONLY | os.O_CLOEXEC)
-    except OSError:
+    holder = current_holder(directory)
+    if holder is None:
         return None
-    try:
-        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
-    except BlockingIOError:
-        pid = os.pread(fd, 32, 0).strip()
-        return f"pid {pid.decode()}" if pid.isdigit() else "a running process"
-    finally:
-        os.close(fd)  # closing drops our shared lock, if we got it
-    return None
+    return f"pid {holder.pid}" if holder.pid is not None else "a running process"

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import fcntl
 import os
+from dataclasses import dataclass
 from pathlib import Path
 
 from acp_agent.journal.errors import JournalLocked
@@ -50,6 +51,29 @@ class SessionLock:
         if self._fd >= 0:
             fd, self._fd = self._fd, -1
             os.close(fd)
+
+
+@dataclass(frozen=True)
+class Holder:
+    pid: int | None
+    """The pid the holder wrote, ``None`` if it cannot be read."""
+
+
+def current_holder(directory: Path) -> Holder | None:
+    """Who holds the session's lock right now, or ``None`` when nobody does (or there is no
+    lock file). Probes with a shared, non-blocking ``flock`` released at once: a writer opening
+    the session in that very instant is refused once and may retry."""
+    try:
+        fd = os.open(directory / LOCK_NAME, os.O_RDONLY | os.O_CLOEXEC)
+    except OSError:
+        return None
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return Holder(_holder_pid(directory / LOCK_NAME))
+    finally:
+        os.close(fd)  # closing drops our shared lock, if we got it
+    return None
 
 
 def _holder_pid(path: Path) -> int | None:
