@@ -49,8 +49,38 @@ Invariants the table keeps (they are the design note's acceptance criteria):
   illegal input. Any *other* input that the table has no entry for raises ``IllegalInput``
   naming the phase and the input, and leaves the state unchanged (states are immutable).
 
-If you add an input or effect: add the struct to ``signals.py``, a row to ``_TABLE``, a case to the actor's
-effect executor, and a test in ``tests/session/test_machine.py``.
+Every row of ``_TABLE`` names its handler *and* the phases that handler may end in
+(``Row.may_end_in``), so the table is also the map of destinations: ``(RUNNING_TOOLS,
+ToolDone)`` may end in all five phases, ``(ADMITTING, Cancel)`` only in IDLE. The declaration
+assumes ``max_steps >= 1`` (with 0 a turn would open and end without a step, which the
+invariant rejects). ``tests/session/test_machine_destinations.py`` explores the machine and
+fails if a handler ends anywhere else, or if a declared destination is never reached.
+
+If you add an input or effect: add the struct to ``signals.py``, a row to ``_TABLE`` (with its
+destinations), a case to the actor's effect executor, and a test in
+``tests/session/test_machine.py``.
+
+If you change the drain rule (when ``_drain`` runs: only after the *complete* tool-result
+batch, after ``_close_step``, before ``_begin_step`` or ``turn/end``), also change its other
+homes; it is one contract across layers, not a machine detail:
+
+- ``journal/rules.py``: ``_user_message`` rejects a ``user/message`` while
+  ``StepState.unfinished_batch()`` is non-empty (a call announced or recorded has no result
+  yet); ``_tool_result`` wants results in call order, ``_step_end`` every call answered.
+- ``journal/invariant.py``: ``SCOPES`` puts ``steering/message`` in
+  ``Scope.TURN_OUTSIDE_STEP`` (drained steering must follow ``step/end``, hence
+  ``_close_step`` before ``_drain``), and its header states the rule ("contexts drain after
+  the whole batch's results"); ``check`` replays both.
+- ``session/history.py``: ``messages_of`` (behind ``derive_messages`` and
+  ``History.messages``) maps entries to model messages one to one in journal order, so the
+  journal's order *is* the request's order; nothing there moves a misplaced context.
+- ``model/openai/wire.py``: ``encode_request`` / ``message_out`` keep that order, nothing
+  merged or moved, and Chat Completions requires the ``tool`` messages answering an assistant
+  message's ``tool_calls`` to follow it directly: a context inside the batch would be a
+  rejected request, not just an untidy journal.
+- the design note ("Separate context injection from turn execution", ``docs/contract.md``),
+  "Injection lifecycle" (context admitted during a batch "may only appear after **all** of that
+  batch's results, in order"; the outbox is taken as a whole) and acceptance criterion 5.
 """
 
 from __future__ import annotations
@@ -416,35 +446,54 @@ def _cancel_turn(state: State, input_: Input) -> Result:
 _IDLE, _ADMITTING, _COMPACTING = Phase.IDLE, Phase.ADMITTING, Phase.COMPACTING
 _REQUESTING, _TOOLS = Phase.REQUESTING, Phase.RUNNING_TOOLS
 
-_TABLE: Final[dict[tuple[Phase, type[Input]], Transition]] = {
-    (_IDLE, Submit): _submit_idle,
-    (_ADMITTING, Submit): _submit_queue,
-    (_COMPACTING, Submit): _submit_queue,
-    (_REQUESTING, Submit): _submit_queue,
-    (_TOOLS, Submit): _submit_queue,
-    (_ADMITTING, Admitted): _admitted,
-    (_ADMITTING, Blocked): _blocked,
-    (_IDLE, Inject): _inject_append,
-    (_ADMITTING, Inject): _inject_append,
-    (_COMPACTING, Inject): _inject_append,
-    (_REQUESTING, Inject): _inject_stage,
-    (_TOOLS, Inject): _inject_stage,
-    (_IDLE, Steer): _steer_new_turn,
-    (_ADMITTING, Steer): _steer_new_turn,
-    (_COMPACTING, Steer): _steer_new_turn,
-    (_REQUESTING, Steer): _steer_stage,
-    (_TOOLS, Steer): _steer_stage,
-    (_REQUESTING, ModelDone): _model_done,
-    (_REQUESTING, ModelFailed): _model_failed,
-    (_TOOLS, ToolDone): _tool_done,
-    (_COMPACTING, CompactionDone): _compaction_done,
-    (_COMPACTING, CompactionFailed): _compaction_failed,
-    (_IDLE, Cancel): _cancel_noop,
-    (_ADMITTING, Cancel): _cancel_before_turn,
-    (_COMPACTING, Cancel): _cancel_before_turn,
-    (_REQUESTING, Cancel): _cancel_turn,
-    (_TOOLS, Cancel): _cancel_turn,
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Row:
+    """One transition: its handler and every phase the handler may end in."""
+
+    handler: Transition
+    may_end_in: frozenset[Phase]
+
+
+def _to(*phases: Phase) -> frozenset[Phase]:
+    return frozenset(phases)
+
+
+_NO_TURN: Final = _to(_IDLE, _ADMITTING, _COMPACTING)
+"""Where ``_admit_next`` lands, so where every handler that ends a turn or a compaction may."""
+
+# fmt: off
+_TABLE: Final[dict[tuple[Phase, type[Input]], Row]] = {
+    # (phase,     input):            Row(handler,             may end in),
+    (_IDLE,       Submit):           Row(_submit_idle,        _to(_ADMITTING, _COMPACTING)),
+    (_ADMITTING,  Submit):           Row(_submit_queue,       _to(_ADMITTING)),
+    (_COMPACTING, Submit):           Row(_submit_queue,       _to(_COMPACTING)),
+    (_REQUESTING, Submit):           Row(_submit_queue,       _to(_REQUESTING)),
+    (_TOOLS,      Submit):           Row(_submit_queue,       _to(_TOOLS)),
+    (_ADMITTING,  Admitted):         Row(_admitted,           _to(_REQUESTING, _COMPACTING)),
+    (_ADMITTING,  Blocked):          Row(_blocked,            _NO_TURN),
+    (_IDLE,       Inject):           Row(_inject_append,      _to(_IDLE)),
+    (_ADMITTING,  Inject):           Row(_inject_append,      _to(_ADMITTING)),
+    (_COMPACTING, Inject):           Row(_inject_append,      _to(_COMPACTING)),
+    (_REQUESTING, Inject):           Row(_inject_stage,       _to(_REQUESTING)),
+    (_TOOLS,      Inject):           Row(_inject_stage,       _to(_TOOLS)),
+    (_IDLE,       Steer):            Row(_steer_new_turn,     _to(_IDLE, _ADMITTING)),
+    (_ADMITTING,  Steer):            Row(_steer_new_turn,     _to(_ADMITTING)),
+    (_COMPACTING, Steer):            Row(_steer_new_turn,     _to(_COMPACTING)),
+    (_REQUESTING, Steer):            Row(_steer_stage,        _to(_REQUESTING)),
+    (_TOOLS,      Steer):            Row(_steer_stage,        _to(_TOOLS)),
+    (_REQUESTING, ModelDone):        Row(_model_done,         _NO_TURN | _to(_REQUESTING, _TOOLS)),
+    (_REQUESTING, ModelFailed):      Row(_model_failed,       _NO_TURN),
+    (_TOOLS,      ToolDone):         Row(_tool_done,          _NO_TURN | _to(_REQUESTING, _TOOLS)),
+    (_COMPACTING, CompactionDone):   Row(_compaction_done,    _NO_TURN | _to(_REQUESTING)),
+    (_COMPACTING, CompactionFailed): Row(_compaction_failed,  _NO_TURN | _to(_REQUESTING)),
+    (_IDLE,       Cancel):           Row(_cancel_noop,        _to(_IDLE)),
+    (_ADMITTING,  Cancel):           Row(_cancel_before_turn, _to(_IDLE)),
+    (_COMPACTING, Cancel):           Row(_cancel_before_turn, _to(_IDLE)),
+    (_REQUESTING, Cancel):           Row(_cancel_turn,        _to(_REQUESTING)),
+    (_TOOLS,      Cancel):           Row(_cancel_turn,        _to(_TOOLS)),
 }
+# fmt: on
 
 _WORKER_RESULTS: Final = (
     Admitted,
@@ -466,10 +515,10 @@ def transition(state: State, input_: Input) -> Result:
     """The whole machine: the next state and the effects to execute, in order."""
     if is_stale(state, input_):
         return state, []
-    handler = _TABLE.get((state.phase, type(input_)))
-    if handler is None:
+    row = _TABLE.get((state.phase, type(input_)))
+    if row is None:
         raise IllegalInput(state.phase, input_)
-    return handler(state, input_)
+    return row.handler(state, input_)
 
 
 class TurnMachine:
