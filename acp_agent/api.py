@@ -9,7 +9,14 @@
 
 ``session.compact(instructions)`` (or sending ``/compact``) summarizes older history; with
 ``context_window=`` set to the model's window, sessions also compact on their own before a turn
-when the history nears it (``acp_agent/session/compaction.py``).
+when the history nears it (``acp_agent/session/compaction.py``). ``compact_session`` does the
+same to a closed session on disk, with no server.
+
+A ``Session`` here is the very one the ACP server drives (``acp_agent/session/service.py``): its
+``mode`` and ``model`` are set and persisted the same way (``set_mode``, ``set_model``), and
+``Agent.open_session`` restores them exactly as ``session/load`` does. Pass a ``ModelCatalog``
+instead of one provider to offer the same model choices as a server. Refusals are the plain
+exceptions of ``acp_agent/session/errors.py`` (``UnknownSession``, ``SessionUnavailable`` …).
 
 Tools: sessions get ``read_file`` unless ``tools=`` says otherwise (``acp_agent.tools.registry
 .coding_tools()`` is the server's set). Writes and commands are decided by each session's
@@ -28,152 +35,90 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
-from dataclasses import dataclass
 from pathlib import Path
 
 import anyio
 
-from acp_agent.content import ContentBlock, TextContent
 from acp_agent.hooks.bridge import HookSet, SessionToolHooks
-from acp_agent.journal.events import Entry, SessionHeader, Source, SourceKind, ToolCallPart, source
+from acp_agent.journal.events import SessionHeader, Source, SourceKind, source
 from acp_agent.journal.files import FileFactory
 from acp_agent.journal.writer import JournalHealth
-from acp_agent.model.base import ModelProvider, Usage
-from acp_agent.session.actor import SessionActor
+from acp_agent.model.base import ModelProvider
+from acp_agent.model.registry import ModelCatalog
+from acp_agent.model.script import ScriptModel
 from acp_agent.session.admission import AdditionalContext, Admission, AllowAll
-from acp_agent.session.compaction import DEFAULT_CONTEXT_WINDOW, CompactionProgress
+from acp_agent.session.compaction import DEFAULT_CONTEXT_WINDOW
 from acp_agent.session.crossref import snapshot
-from acp_agent.session.manager import SessionManager
-from acp_agent.session.ports import Reply, SessionDeps, SessionObserver
-from acp_agent.session.signals import Outcome, Placement
+from acp_agent.session.errors import (
+    BadSessionId,
+    ForkRefused,
+    ModelKeyMissing,
+    SessionError,
+    SessionIdInUse,
+    SessionUnavailable,
+    UnknownModel,
+    UnknownSession,
+)
+from acp_agent.session.ports import SessionObserver
+from acp_agent.session.service import Content, Injected, PendingPrompt, Sessions
+from acp_agent.session.service import Session as _Session
+from acp_agent.session.signals import Failed, Finished, Outcome, Placement, Refused, StopReason
 from acp_agent.session.toolrun import ToolHooks, ToolRunner
-from acp_agent.session.workspace import find_instructions
+from acp_agent.session.wiring import Models, NullObserver, OneModel, Wiring
 from acp_agent.tools.base import Tool, ToolContext
-from acp_agent.tools.permissions import Permissions
+from acp_agent.tools.permissions import Mode, Permissions
 from acp_agent.tools.read_file import ReadFile
 
 __all__ = [
     "AdditionalContext",
     "Agent",
+    "BadSessionId",
+    "Content",
+    "Failed",
+    "Finished",
+    "ForkRefused",
     "Injected",
+    "JournalHealth",
+    "Mode",
+    "ModelCatalog",
+    "ModelKeyMissing",
+    "ModelProvider",
+    "Outcome",
     "PendingPrompt",
+    "Placement",
+    "Refused",
+    "ScriptModel",
     "Session",
+    "SessionError",
+    "SessionIdInUse",
+    "SessionUnavailable",
+    "Source",
+    "SourceKind",
+    "StopReason",
+    "UnknownModel",
+    "UnknownSession",
+    "compact_session",
     "reference_session",
     "source",
 ]
 
-Content = str | Sequence[ContentBlock]
-
-
-def as_blocks(content: Content) -> list[ContentBlock]:
-    return [TextContent(text=content)] if isinstance(content, str) else list(content)
-
-
-class NullObserver:
-    """Observes nothing; the journal (``Session.entries``) is the record."""
-
-    async def appended(self, entry: Entry) -> None:
-        pass
-
-    async def text_delta(self, message_id: str, text: str) -> None:
-        pass
-
-    async def thought_delta(self, message_id: str, text: str) -> None:
-        pass
-
-    async def tool_started(self, call: ToolCallPart) -> None:
-        pass
-
-    async def journal_error(self, error: str, unflushed: int) -> None:
-        pass
-
-    async def titled(self, title: str) -> None:
-        pass
-
-    async def compaction_progress(
-        self, compaction_id: str, progress: CompactionProgress, error: str | None
-    ) -> None:
-        pass
-
-    async def usage(self, usage: Usage, context_window: int) -> None:
-        pass
-
-
-@dataclass(frozen=True)
-class Injected:
-    message_id: str
-    placement: Placement
-
-
-class PendingPrompt:
-    """A prompt accepted into the session's FIFO; its outcome arrives when its turn ends."""
-
-    def __init__(self, reply: Reply[Outcome]) -> None:
-        self._reply = reply
-
-    async def outcome(self) -> Outcome:
-        return await self._reply.wait()
-
-
-class Session:
-    def __init__(self, actor: SessionActor, manager: SessionManager) -> None:
-        self._actor = actor
-        self._manager = manager
-
-    @property
-    def id(self) -> str:
-        return self._actor.id
-
-    @property
-    def entries(self) -> list[Entry]:
-        """Every event admitted so far, in journal order (durable or not yet flushed)."""
-        return list(self._actor.entries)
-
-    async def inject(self, content: Content, src: Source | None = None) -> Injected:
-        message_id, placement = await self._actor.inject(
-            as_blocks(content), src or source(SourceKind.PLUGIN)
-        )
-        return Injected(message_id, placement)
-
-    async def inject_workspace_instructions(self) -> list[Injected]:
-        """Inject each workspace instruction file of the session cwd (``AGENTS.md``, ...) as one
-        ``plugin``-sourced message (``acp_agent/session/workspace.py``)."""
-        found = await anyio.to_thread.run_sync(find_instructions, self._actor.header.cwd)
-        return [await self.inject(f.content, f.source) for f in found]
-
-    async def send(self, prompt: Content) -> PendingPrompt:
-        return PendingPrompt(await self._actor.submit(as_blocks(prompt)))
-
-    async def steer(self, prompt: Content) -> Placement:
-        return await self._actor.steer(as_blocks(prompt))
-
-    async def compact(self, instructions: str = "") -> PendingPrompt:
-        """Queue a compaction like the prompt ``/compact instructions``; FIFO with prompts."""
-        return PendingPrompt(await self._actor.compact(instructions))
-
-    async def cancel(self) -> None:
-        await self._actor.cancel()
-
-    async def when_idle(self) -> JournalHealth:
-        return await self._actor.when_idle()
-
-    async def dispose(self) -> None:
-        await self._manager.close(self._actor)
-
-
 ToolsFactory = Callable[[SessionHeader], Sequence[Tool]]
+Session = _Session[SessionObserver]
+"""A session driven from Python (``acp_agent/session/service.py``)."""
 
 
 class Agent:
-    def __init__(self, manager: SessionManager) -> None:
-        self._manager = manager
+    """Sessions of one state directory, driven from Python; see the module docstring."""
+
+    def __init__(self, sessions: Sessions[SessionObserver]) -> None:
+        self._sessions = sessions
 
     @classmethod
     @asynccontextmanager
     async def open(
         cls,
         state_dir: Path,
-        model: ModelProvider,
+        model: ModelProvider | ModelCatalog,
         *,
         hooks: HookSet | None = None,
         admission: Admission | None = None,
@@ -185,33 +130,38 @@ class Agent:
         file_factory: FileFactory | None = None,
         context_window: int = DEFAULT_CONTEXT_WINDOW,
     ) -> AsyncIterator[Agent]:
-        def deps(header: SessionHeader) -> SessionDeps:
+        models: Models = model if isinstance(model, ModelCatalog) else OneModel(model)
+
+        def runner(header: SessionHeader) -> ToolRunner:
             allowed = permissions(header) if permissions else Permissions(session_id=header.id)
             context = ToolContext(header.id, Path(header.cwd), permissions=allowed)
             chosen = tools(header) if tools else [ReadFile()]
             hooked = SessionToolHooks(hooks) if hooks else None
-            runner = ToolRunner(chosen, context, tool_hooks or hooked)
-            admit = admission or (hooks.admission_for(header.cwd) if hooks else AllowAll())
-            return SessionDeps(
-                model, runner, admit, max_steps=max_steps, context_window=context_window
-            )
+            return ToolRunner(chosen, context, tool_hooks or hooked)
 
-        def observe(header: SessionHeader, _deps: SessionDeps) -> SessionObserver:
+        def admit(header: SessionHeader) -> Admission:
+            return admission or (hooks.admission_for(header.cwd) if hooks else AllowAll())
+
+        def observe(header: SessionHeader, _tools: ToolRunner) -> SessionObserver:
             return observer(header) if observer else NullObserver()
 
-        async with anyio.create_task_group() as tg:
-            manager = SessionManager(state_dir, tg, deps, observe, file_factory)
-            try:
-                yield cls(manager)
-            except BaseException:
-                with anyio.CancelScope(shield=True):
-                    await manager.cancel_all()  # do not wait on turns nobody will finish
-                    await manager.close_all()
-                raise
-            else:
-                await manager.close_all()
-            finally:
-                tg.cancel_scope.cancel()
+        wiring = Wiring(models, runner, admit, observe, context_window, max_steps)
+        try:
+            async with anyio.create_task_group() as tg:
+                sessions = Sessions(state_dir, tg, wiring, file_factory)
+                try:
+                    yield cls(sessions)
+                except BaseException:
+                    with anyio.CancelScope(shield=True):
+                        await sessions.cancel_all()  # do not wait on turns nobody will finish
+                        await sessions.close_all()
+                    raise
+                else:
+                    await sessions.close_all()
+                finally:
+                    tg.cancel_scope.cancel()
+        except BaseExceptionGroup as group:
+            raise _alone(group) from None
 
     async def new_session(
         self,
@@ -221,17 +171,30 @@ class Agent:
         additional_directories: Sequence[str | Path] = (),
     ) -> Session:
         """``additional_directories``: more roots the session's file tools may use."""
-        actor = await self._manager.create(str(cwd), session_id)
-        actor.deps.tools.set_roots([Path(d) for d in additional_directories])
-        return Session(actor, self._manager)
+        session = await self._sessions.create(str(cwd), session_id)
+        session.set_roots([Path(d) for d in additional_directories])
+        return session
 
     async def open_session(self, session_id: str) -> Session:
-        """An existing session: the live one, or the one on disk (as ``session/load`` opens it)."""
-        actor = await self._manager.open(session_id)
-        return Session(actor, self._manager)
+        """An existing session: the live one, or the one on disk with its saved mode and model
+        (exactly as ``session/load`` opens it)."""
+        return await self._sessions.open(session_id)
+
+    async def fork_session(
+        self, parent_id: str, cwd: str | Path, *, at_seq: int | None = None
+    ) -> Session:
+        """A new session from ``parent_id``'s history up to a stable boundary (default: the
+        last one), as ``session/fork`` makes it."""
+        return await self._sessions.fork(parent_id, str(cwd), at_seq=at_seq)
 
     async def dispose(self) -> None:
-        await self._manager.close_all()
+        await self._sessions.close_all()
+
+
+def _alone(group: BaseExceptionGroup[BaseException]) -> BaseException:
+    """What the caller's block raised, as it raised it: the task group that runs the sessions
+    wraps it in a group of one (a group of several is a real group, and stays one)."""
+    return group.exceptions[0] if len(group.exceptions) == 1 else group
 
 
 async def reference_session(
@@ -245,3 +208,25 @@ async def reference_session(
     snap = snapshot(state_dir, referenced_id)
     injected = await target.inject(snap.content, snap.source)
     return injected, await target.send(prompt)
+
+
+async def compact_session(
+    state_dir: Path,
+    session_id: str,
+    model: ModelProvider,
+    *,
+    instructions: str = "",
+    context_window: int = DEFAULT_CONTEXT_WINDOW,
+) -> Outcome:
+    """Compact a session on disk as ``/compact`` would, with no server; return the outcome.
+
+    Opens the session like ``session/load`` (taking its lock: raises ``SessionUnavailable``
+    while a server holds it, ``ResourceNotFound`` when there is no such session), runs one
+    manual compaction, and closes it durably. ``Finished(end_turn)`` also when there was
+    nothing to compact; ``Failed`` when the model failed (nothing is appended then).
+    """
+    async with Agent.open(state_dir, model, context_window=context_window) as agent:
+        session = await agent.open_session(session_id)
+        outcome = await (await session.compact(instructions)).outcome()
+        await session.dispose()
+    return outcome

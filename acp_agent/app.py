@@ -1,6 +1,6 @@
-"""Wiring: stdio → ``Connection`` → ``AgentServer`` → sessions, and the shutdown paths.
+"""Wiring: stdio → ``Connection`` → ``AgentServer`` → ``Sessions``, and the shutdown paths.
 
-Endings (contracts §1), each one path through ``_serve``:
+Endings (docs/contract.md §1), each one path through ``serve_connection``:
 
 - stdin EOF: stop reading, let every request already received run to its normal end (so a
   script piped into stdin works), flush every journal, exit 0.
@@ -9,7 +9,7 @@ Endings (contracts §1), each one path through ``_serve``:
   signal exits at once.
 - the client stops taking frames (EPIPE): same as a signal, minus the answers nobody can read.
 
-Every path ends in ``SessionManager.close_all``, which also stops the sessions' MCP servers.
+Every path ends in ``Sessions.close_all``, which also stops the sessions' MCP servers.
 """
 
 from __future__ import annotations
@@ -24,20 +24,21 @@ import structlog
 from anyio.abc import TaskGroup
 
 from acp_agent import logs
-from acp_agent.acp.observer import AcpObserver
+from acp_agent.acp.observer import AcpClient, AcpObserver
 from acp_agent.acp.server import AgentServer
+from acp_agent.config_file import ConfigError, read_config_file
 from acp_agent.hooks.bridge import HookSet, SessionToolHooks
-from acp_agent.hooks.config import ConfigError, config_from, read_config_file
+from acp_agent.hooks.config import config_from
 from acp_agent.journal.events import SessionHeader
 from acp_agent.mcp.hub import McpHub
-from acp_agent.model.base import ModelProvider
 from acp_agent.model.config import providers_from
 from acp_agent.model.registry import BadModelSpec, ModelCatalog
 from acp_agent.options import Options
+from acp_agent.session.admission import Admission
 from acp_agent.session.compaction import DEFAULT_CONTEXT_WINDOW
-from acp_agent.session.manager import SessionManager
-from acp_agent.session.ports import SessionDeps, SessionObserver
+from acp_agent.session.service import Sessions
 from acp_agent.session.toolrun import ToolRunner
+from acp_agent.session.wiring import Wiring
 from acp_agent.tools.process import kill_all as kill_commands
 from acp_agent.tools.registry import coding_tools
 from acp_agent.transport.connection import Connection, ServeEnd
@@ -55,34 +56,25 @@ class _Shutdown:
     serving: anyio.CancelScope | None = None
 
 
-class _Wiring:
-    """Builds each session's dependencies from the process-wide ones."""
+def acp_wiring(
+    client: AcpClient,
+    models: ModelCatalog,
+    hooks: HookSet,
+    tg: TaskGroup,
+    context_window: int = DEFAULT_CONTEXT_WINDOW,
+) -> Wiring[AcpObserver]:
+    """What each ACP session gets: the coding tools over the client's services (``tg`` runs
+    its MCP connections), the configured hooks, an observer projecting onto the wire."""
 
-    def __init__(
-        self,
-        model: ModelProvider,
-        hooks: HookSet,
-        observers: AcpObserver.Factory,
-        context_window: int = DEFAULT_CONTEXT_WINDOW,
-    ) -> None:
-        self.model = model
-        self.hooks = hooks
-        self.observers = observers
-        self.context_window = context_window
-        self.tasks: TaskGroup | None = None
-        """Where sessions' long-lived helpers run (MCP connections); set once serving."""
+    def tools(header: SessionHeader) -> ToolRunner:
+        context = client.tool_context(header)
+        mcp = McpHub(tg.start_soon, header.cwd, header.id)
+        return ToolRunner(coding_tools(), context, SessionToolHooks(hooks), mcp)
 
-    def deps(self, header: SessionHeader) -> SessionDeps:
-        context = self.observers.tool_context(header)
-        assert self.tasks is not None
-        mcp = McpHub(self.tasks.start_soon, header.cwd, header.id)
-        tools = ToolRunner(coding_tools(), context, SessionToolHooks(self.hooks), mcp)
-        admission = self.hooks.admission_for(header.cwd)
-        return SessionDeps(self.model, tools, admission, context_window=self.context_window)
+    def admission(header: SessionHeader) -> Admission:
+        return hooks.admission_for(header.cwd)
 
-    def observer(self, header: SessionHeader, deps: SessionDeps) -> SessionObserver:
-        assert isinstance(deps.tools, ToolRunner)
-        return self.observers.observer(header, deps.tools)
+    return Wiring(models, tools, admission, client.observer, context_window)
 
 
 async def _watch_signals(stop: _Shutdown) -> None:
@@ -99,7 +91,7 @@ async def _watch_signals(stop: _Shutdown) -> None:
                 stop.serving.cancel()
 
 
-async def _serve(
+async def serve_connection(
     options: Options,
     models: ModelCatalog,
     hooks: HookSet,
@@ -108,23 +100,20 @@ async def _serve(
     *,
     signals: bool = True,
 ) -> int:
-    """Serve one connection; ``signals=False`` for an in-process server (tests)."""
-    observers = AcpObserver.Factory()
-    model = models.provider(models.default)
-    wiring = _Wiring(model, hooks, observers, options.context_window)
+    """Serve one connection; ``signals=False`` for an in-process server (tests). Built in one
+    direction: connection, then sessions, then the router the connection serves."""
     stop = _Shutdown()
-    server = AgentServer(observers, models)
-    async with Connection(source, sink, server, max_line_bytes=options.max_line_bytes) as conn:
-        observers.conn = conn
+    async with Connection(source, sink, max_line_bytes=options.max_line_bytes) as conn:
+        client = AcpClient(conn)
         async with anyio.create_task_group() as tg:
-            wiring.tasks = tg
-            sessions = SessionManager(options.state_dir, tg, wiring.deps, wiring.observer)
-            server.sessions = sessions
+            wiring = acp_wiring(client, models, hooks, tg, options.context_window)
+            sessions = Sessions(options.state_dir, tg, wiring)
+            server = AgentServer(client, sessions, models)
             if signals:
                 tg.start_soon(_watch_signals, stop)
             end = ServeEnd.EOF
             with anyio.CancelScope() as stop.serving:
-                end = await conn.serve()
+                end = await conn.serve(server)
             log.info("input_ended", reason="signal" if stop.signalled else str(end))
             if stop.signalled or end is ServeEnd.WIRE_CLOSED:
                 await sessions.cancel_all()
@@ -152,7 +141,7 @@ def run_server(options: Options) -> int:
         print(f"acp-agent: {exc}", file=sys.stderr)
         return 2
     log.info("server_starting", model=models.default, state_dir=str(options.state_dir))
-    code = anyio.run(_serve, options, models, hooks, FdSource(fd_in), FdSink(fd_out))
+    code = anyio.run(serve_connection, options, models, hooks, FdSource(fd_in), FdSink(fd_out))
     log.info("server_stopped", exit_code=code)
     logs.shutdown()
     return code

@@ -47,7 +47,6 @@ from acp_agent.journal.events import (
     ToolCall,
     ToolResult,
     TurnEnd,
-    TurnStart,
     UnknownEvent,
     UserMessage,
     source_kind,
@@ -55,9 +54,11 @@ from acp_agent.journal.events import (
 from acp_agent.journal.invariant import check_file
 from acp_agent.journal.paths import InvalidSessionId, journal_path, session_dir
 from acp_agent.journal.reader import parse_journal
+from acp_agent.journal.turns import enclosing_turns
 from acp_agent.options import Options
 from acp_agent.session.catalog import all_summaries
-from acp_agent.session.fork import ForkRefused, fork_session
+from acp_agent.session.errors import ForkRefused
+from acp_agent.session.fork import fork_session
 
 PREVIEW_CHARS = 72
 
@@ -182,19 +183,6 @@ def _query(args: argparse.Namespace, options: Options) -> int:
     else:
         _print_rows(journal.entries, chosen, turns)
     return 0
-
-
-def enclosing_turns(entries: Sequence[Entry]) -> list[int | None]:
-    """The turn each entry lies in, ``turn/start`` to ``turn/end`` inclusive (``None``: between)."""
-    turns: list[int | None] = []
-    current: int | None = None
-    for entry in entries:
-        if isinstance(entry.event, TurnStart):
-            current = entry.event.turn
-        turns.append(current)
-        if isinstance(entry.event, TurnEnd):
-            current = None
-    return turns
 
 
 def _matches(
@@ -323,11 +311,11 @@ def _fork(args: argparse.Namespace, options: Options) -> int:
 
 def _compact(args: argparse.Namespace, options: Options) -> int:
     """What ``/compact`` does, without a server: the session's model summarizes its history."""
-    from acp_agent.errors import RpcError
-    from acp_agent.hooks.config import ConfigError
+    from acp_agent.api import compact_session
+    from acp_agent.config_file import ConfigError
     from acp_agent.model.config import load_providers
     from acp_agent.model.registry import BadModelSpec, make_model
-    from acp_agent.session.compaction import compact_session
+    from acp_agent.session.errors import SessionError
     from acp_agent.session.signals import Failed, Finished
 
     _existing_session(options.state_dir, args.session_id)
@@ -345,8 +333,8 @@ def _compact(args: argparse.Namespace, options: Options) -> int:
     )
     try:
         outcome = anyio.run(run)
-    except RpcError as exc:  # locked by a running server, unreadable journal
-        return _fail(exc.message, 1)
+    except SessionError as exc:  # locked by a running server, unreadable journal
+        return _fail(str(exc), 1)
     if isinstance(outcome, Failed):
         return _fail(f"compaction failed: {outcome.message}", 1)
     assert isinstance(outcome, Finished)

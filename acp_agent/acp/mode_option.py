@@ -3,10 +3,10 @@
 Older clients know ``modes`` (``SessionModeState`` in the ``session/new`` / ``load`` / ``resume``
 answers, ``session/set_mode``, ``current_mode_update``); newer ones the ``configOptions`` entry
 ``mode`` (``category: "mode"``, ``session/set_config_option``, ``config_option_update``). Both read
-and write the one ``Permissions.mode`` of the session (``tools/permissions.py``); whichever way
-the mode changes, the server sends ``current_mode_update`` and ``config_option_update``. A mode
-lives as long as the session is open in this process; a session loaded later starts in the
-default mode (``ask``).
+and write the one mode of the session (``Session.mode`` / ``Session.set_mode``, which keeps it in
+the session's settings file, so a session loaded, resumed or forked later is in the same mode);
+whichever way the mode changes, the server sends ``current_mode_update`` and
+``config_option_update``. A new session starts in the default mode (``ask``).
 """
 
 from __future__ import annotations
@@ -18,21 +18,21 @@ from acp_agent.acp.schema import (
     SessionModeState,
 )
 from acp_agent.errors import InvalidParams
-from acp_agent.tools.permissions import MODES, Mode, Permissions, parse_mode
+from acp_agent.tools.permissions import MODES, Mode, parse_mode
 
 MODE_OPTION = "mode"
 
 
-def mode_state(permissions: Permissions) -> SessionModeState:
+def mode_state(mode: Mode) -> SessionModeState:
     modes = [SessionMode(m.id, m.name, m.description) for m in MODES]
-    return SessionModeState(str(permissions.mode), modes)
+    return SessionModeState(str(mode), modes)
 
 
-def mode_option(permissions: Permissions) -> SessionConfigSelect:
+def mode_option(mode: Mode) -> SessionConfigSelect:
     return SessionConfigSelect(
         id=MODE_OPTION,
         name="Mode",
-        current_value=str(permissions.mode),
+        current_value=str(mode),
         options=[SessionConfigSelectOption(m.id, m.name, m.description) for m in MODES],
         description="What the agent may do without asking: file edits and commands",
         category="mode",

@@ -3,7 +3,7 @@
 ``AcpObserver`` implements the session layer's ``SessionObserver`` by projecting what happens
 (``projection.py``) into ``session/update`` notifications; journal flush failures go out as the
 ``_acp_agent/journal_error`` notification. ``AcpClientFs`` is the client's file system, handed to
-tools only when the client advertised ``fs.readTextFile``; ``Factory.tool_context`` adds the
+tools only when the client advertised ``fs.readTextFile``; ``AcpClient.tool_context`` adds the
 other client services tools use (``toolclient.py``). Compaction updates go only to a client
 that advertised ``session.compaction`` (``compaction_updates``).
 """
@@ -36,8 +36,8 @@ from acp_agent.acp.toolclient import (
 )
 from acp_agent.journal.events import Entry, SessionHeader, ToolCallPart
 from acp_agent.model.base import Usage
-from acp_agent.session.actor import SessionActor
 from acp_agent.session.compaction import CompactionProgress
+from acp_agent.session.toolrun import ToolRunner
 from acp_agent.tools.base import ToolContext
 from acp_agent.tools.permissions import Permissions
 from acp_agent.transport.connection import Connection
@@ -125,42 +125,37 @@ class AcpObserver:
             for update in self._project(entry, live=False):
                 await self._update(update, urgent=False)
 
-    class Factory:
-        """Builds per-session observers and client file systems for one connection."""
 
-        conn: Connection
-        """Set by the app once the connection exists."""
+class AcpClient:
+    """The client at the other end of one connection, as its sessions see it: the connection,
+    and the capabilities its ``initialize`` advertised (until then, none). Builds each session's
+    observer and its tools' view of the client."""
 
-        def __init__(self) -> None:
-            self.client_capabilities = ClientCapabilities()
-            self._observers: dict[str, AcpObserver] = {}
+    def __init__(self, conn: Connection) -> None:
+        self.conn = conn
+        self.capabilities = ClientCapabilities()
 
-        def observer(self, header: SessionHeader, catalog: projection.ToolCatalog) -> AcpObserver:
-            updates = self.client_capabilities.compaction_updates
-            observer = AcpObserver(self.conn, header.id, catalog, updates)
-            self._observers[header.id] = observer
-            return observer
+    def observer(self, header: SessionHeader, tools: ToolRunner) -> AcpObserver:
+        updates = self.capabilities.compaction_updates
+        return AcpObserver(self.conn, header.id, tools, updates)
 
-        def observer_for(self, actor: SessionActor) -> AcpObserver:
-            return self._observers[actor.id]
+    def client_fs(self, session_id: str) -> AcpClientFs | None:
+        if not self.capabilities.fs.read_text_file:
+            return None
+        return AcpClientFs(self.conn, session_id)
 
-        def client_fs(self, session_id: str) -> AcpClientFs | None:
-            if not self.client_capabilities.fs.read_text_file:
-                return None
-            return AcpClientFs(self.conn, session_id)
-
-        def tool_context(self, header: SessionHeader) -> ToolContext:
-            """The tools' view of a session: each client service only if it was advertised."""
-            caps, conn, sid = self.client_capabilities, self.conn, header.id
-            return ToolContext(
-                sid,
-                Path(header.cwd),
-                fs=self.client_fs(sid),
-                writer=AcpClientWriter(conn, sid) if caps.fs.write_text_file else None,
-                terminals=AcpTerminals(conn, sid) if caps.terminal else None,
-                progress=AcpToolProgress(conn, sid),
-                permissions=Permissions(asker=AcpPermissionAsker(conn, sid), session_id=sid),
-            )
+    def tool_context(self, header: SessionHeader) -> ToolContext:
+        """The tools' view of a session: each client service only if it was advertised."""
+        caps, conn, sid = self.capabilities, self.conn, header.id
+        return ToolContext(
+            sid,
+            Path(header.cwd),
+            fs=self.client_fs(sid),
+            writer=AcpClientWriter(conn, sid) if caps.fs.write_text_file else None,
+            terminals=AcpTerminals(conn, sid) if caps.terminal else None,
+            progress=AcpToolProgress(conn, sid),
+            permissions=Permissions(asker=AcpPermissionAsker(conn, sid), session_id=sid),
+        )
 
 
 class AcpClientFs:

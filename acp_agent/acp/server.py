@@ -1,7 +1,10 @@
 """The ACP router: the only place that knows method names.
 
 Each handler decodes its ``params`` once into a typed struct (``decode_params`` turns a shape
-mismatch into -32602 naming the path), talks to the session layer, and returns a typed result.
+mismatch into -32602 naming the path), drives the session layer (``session/service.py``: the
+same ``Sessions`` and ``Session`` the Python API drives), and returns a typed result; a session
+refusal becomes its wire error in ``failures.py``. The router keeps no per-session state: a
+session's observer, mode and model are the session's own.
 ``session/prompt`` returns a ``Deferred``: the dispatcher keeps reading (so ``session/cancel``
 gets through) and answers when the prompt's own turn ends. ``session/new``, ``session/load`` and
 ``session/resume`` return ``Then``: once answered, they advertise the session's slash commands
@@ -24,7 +27,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
-import anyio
 import msgspec
 import structlog
 
@@ -40,9 +42,10 @@ from acp_agent.acp.extensions import (
     WhenIdleResult,
     prompt_required,
 )
+from acp_agent.acp.failures import wire_error
 from acp_agent.acp.mode_option import MODE_OPTION, choose_mode, mode_option, mode_state
 from acp_agent.acp.model_option import ModelOption
-from acp_agent.acp.observer import AcpObserver
+from acp_agent.acp.observer import AcpClient, AcpObserver
 from acp_agent.acp.params import (
     absolute_cwd,
     content_blocks,
@@ -54,7 +57,6 @@ from acp_agent.acp.schema import (
     PROTOCOL_VERSION,
     AgentCapabilities,
     AuthenticateParams,
-    ClientCapabilities,
     Empty,
     ForkRequestMeta,
     ForkSessionParams,
@@ -75,24 +77,21 @@ from acp_agent.acp.schema import (
     SessionConfigSelect,
     SessionIdParams,
     SessionInfo,
+    SessionModeState,
     SessionSetupResult,
     SetConfigOptionParams,
     SetConfigOptionResult,
     SetSessionModeParams,
 )
-from acp_agent.acp.settings_keeper import SettingsKeeper
 from acp_agent.content import JsonObject
 from acp_agent.errors import InternalError, InvalidParams, decode_params
 from acp_agent.journal.events import SourceKind, source, source_kind
 from acp_agent.mcp.config import McpServerConfig, journaled, parse_servers
 from acp_agent.model.registry import ModelCatalog
-from acp_agent.session.actor import SessionActor
 from acp_agent.session.catalog import BadCursor, list_sessions
-from acp_agent.session.manager import SessionManager
-from acp_agent.session.ports import Reply
+from acp_agent.session.errors import SessionError
+from acp_agent.session.service import PendingPrompt, Session, Sessions
 from acp_agent.session.signals import Failed, Finished, Outcome, Placement, Refused
-from acp_agent.session.workspace import find_instructions
-from acp_agent.tools.permissions import Mode, Permissions
 from acp_agent.transport.connection import Deferred, NotificationHandler, RequestHandler, Then
 
 log = structlog.get_logger("acp_agent.acp")
@@ -103,10 +102,15 @@ AGENT_NAME = "acp-agent"
 
 
 def _typed(type_: type[P], fn: Callable[[P], Awaitable[object]]) -> RequestHandler:
+    """Decode ``params`` into ``type_``, call ``fn``; a session refusal becomes its wire error."""
     decoder = msgspec.json.Decoder(type_)
 
     async def handler(raw: msgspec.Raw | None) -> object:
-        return await fn(decode_params(raw or b"{}", type_, decoder))
+        params = decode_params(raw or b"{}", type_, decoder)
+        try:
+            return await fn(params)
+        except SessionError as exc:
+            raise wire_error(exc) from exc
 
     return handler
 
@@ -118,6 +122,9 @@ def _typed_notification(type_: type[P], fn: Callable[[P], Awaitable[None]]) -> N
         await fn(decode_params(raw or b"{}", type_, decoder))
 
     return handler
+
+
+AcpSession = Session[AcpObserver]
 
 
 def outcome_result(outcome: Outcome) -> PromptResult:
@@ -132,16 +139,15 @@ def outcome_result(outcome: Outcome) -> PromptResult:
 
 
 class AgentServer:
-    """Routes ACP methods to the session layer. Holds what ``initialize`` negotiated."""
+    """Routes ACP methods to the session layer (``session/service.py``) and projects the answers.
+    What ``initialize`` negotiated is kept on the ``AcpClient``."""
 
-    sessions: SessionManager
-    """Set by the app once the session manager exists (it needs the connection first)."""
-
-    def __init__(self, observers: AcpObserver.Factory, models: ModelCatalog | None = None) -> None:
-        self.observers = observers
-        self.models = ModelOption(models or ModelCatalog(None, env={}))
-        self.settings = SettingsKeeper(self.models)
-        self.client_capabilities = ClientCapabilities()
+    def __init__(
+        self, client: AcpClient, sessions: Sessions[AcpObserver], models: ModelCatalog
+    ) -> None:
+        self.client = client
+        self.sessions = sessions
+        self.models = ModelOption(models)
         self._requests: dict[str, RequestHandler] = {
             "initialize": _typed(InitializeParams, self.initialize),
             "authenticate": _typed(AuthenticateParams, self.authenticate),
@@ -174,8 +180,7 @@ class AgentServer:
     # -- handlers -------------------------------------------------------------------------------
 
     async def initialize(self, params: InitializeParams) -> InitializeResult:
-        self.client_capabilities = params.client_capabilities
-        self.observers.client_capabilities = params.client_capabilities
+        self.client.capabilities = params.client_capabilities
         return InitializeResult(
             protocol_version=PROTOCOL_VERSION,
             agent_capabilities=AgentCapabilities(
@@ -209,94 +214,83 @@ class AgentServer:
         requested = (
             params.meta.acp_agent.session_id if params.meta and params.meta.acp_agent else None
         )
-        self.models.require_key(self.models.catalog.default)
-        actor = await self.sessions.create(params.cwd, requested, journaled(params.mcp_servers))
-        await setup.equip(actor)
-        modes = mode_state(_permissions(actor))
-        result = NewSessionResult(actor.id, self._config_options(actor), modes)
-        return Then(result, lambda: self._after_new(actor))
+        session = await self.sessions.create(params.cwd, requested, journaled(params.mcp_servers))
+        await setup.equip(session)
+        result = NewSessionResult(session.id, self._config_options(session), _modes(session))
+        return Then(result, lambda: self._after_new(session))
 
-    async def _after_new(self, actor: SessionActor) -> None:
+    async def _after_new(self, session: AcpSession) -> None:
         """Slash commands, then the workspace instructions (idle injections, journaled)."""
-        await self.observers.observer_for(actor).advertise_commands()
-        for found in await anyio.to_thread.run_sync(find_instructions, actor.header.cwd):
-            await actor.inject(found.content, found.source)
+        await session.observer.advertise_commands()
+        await session.inject_workspace_instructions()
 
     async def load_session(self, params: LoadSessionParams) -> Then:
         """Rebuild the session from its journal and replay all of it, then answer."""
-        actor = await self._open(params)
-        await self.observers.observer_for(actor).replay(actor.entries)
-        return self._with_commands(actor, self._setup_result(actor))
+        session = await self._open(params)
+        await session.observer.replay(session.actor.entries)
+        return self._with_commands(session, self._setup_result(session))
 
     async def resume_session(self, params: LoadSessionParams) -> Then:
         """Like ``session/load`` without the replay."""
-        actor = await self._open(params)
-        return self._with_commands(actor, self._setup_result(actor))
+        session = await self._open(params)
+        return self._with_commands(session, self._setup_result(session))
 
-    def _setup_result(self, actor: SessionActor) -> SessionSetupResult:
-        return SessionSetupResult(self._config_options(actor), mode_state(_permissions(actor)))
+    def _setup_result(self, session: AcpSession) -> SessionSetupResult:
+        return SessionSetupResult(self._config_options(session), _modes(session))
 
-    def _config_options(self, actor: SessionActor) -> list[SessionConfigSelect]:
+    def _config_options(self, session: AcpSession) -> list[SessionConfigSelect]:
         """Every config option of the session: the model (when offered), then the mode."""
-        return [*(self.models.options(actor.id) or []), mode_option(_permissions(actor))]
+        return [*self.models.options(session.model), mode_option(session.mode)]
 
     async def set_config_option(
         self, params: SetConfigOptionParams
     ) -> SetConfigOptionResult | Then:
         """The model selector (``model_option.py``); takes effect at the next model request.
         The mode selector (``mode_option.py``); takes effect at the next tool call."""
-        actor = self.sessions.get(params.session_id)
+        session = self.sessions.get(params.session_id)
         if params.config_id == MODE_OPTION:
-            self._switch_mode(actor, choose_mode(params.value, "$.value"))
-            await self.settings.remember(self.sessions.state_dir, actor)
-            return self._announcing_mode(actor, SetConfigOptionResult(self._config_options(actor)))
-        self.models.select(actor, params)
-        log.info("session_model_set", session_id=actor.id, model=self.models.current(actor.id))
-        await self.settings.remember(self.sessions.state_dir, actor)
-        return SetConfigOptionResult(self._config_options(actor))
+            await session.set_mode(choose_mode(params.value, "$.value"))
+            return self._announcing_mode(
+                session, SetConfigOptionResult(self._config_options(session))
+            )
+        self.models.check_option(params.config_id)
+        await session.set_model(params.value)
+        return SetConfigOptionResult(self._config_options(session))
 
     async def set_mode(self, params: SetSessionModeParams) -> Then:
-        actor = self.sessions.get(params.session_id)
-        self._switch_mode(actor, choose_mode(params.mode_id, "$.modeId"))
-        await self.settings.remember(self.sessions.state_dir, actor)
-        return self._announcing_mode(actor, {})
+        session = self.sessions.get(params.session_id)
+        await session.set_mode(choose_mode(params.mode_id, "$.modeId"))
+        return self._announcing_mode(session, {})
 
-    def _switch_mode(self, actor: SessionActor, mode: Mode) -> None:
-        _permissions(actor).mode = mode
-        log.info("session_mode_set", session_id=actor.id, mode=str(mode))
-
-    def _announcing_mode(self, actor: SessionActor, result: object) -> Then:
+    def _announcing_mode(self, session: AcpSession, result: object) -> Then:
         """Answer ``result``, then announce the session's mode both ways."""
-        mode, observer = str(_permissions(actor).mode), self.observers.observer_for(actor)
-        return Then(result, lambda: observer.mode_changed(mode, self._config_options(actor)))
+        mode = str(session.mode)
+        return Then(
+            result, lambda: session.observer.mode_changed(mode, self._config_options(session))
+        )
 
-    def _with_commands(self, actor: SessionActor, result: object) -> Then:
+    def _with_commands(self, session: AcpSession, result: object) -> Then:
         """Answer ``result``, then advertise the session's slash commands."""
-        return Then(result, self.observers.observer_for(actor).advertise_commands)
+        return Then(result, session.observer.advertise_commands)
 
-    async def _open(self, params: LoadSessionParams) -> SessionActor:
+    async def _open(self, params: LoadSessionParams) -> AcpSession:
         setup = _Setup.checked(params.cwd, params.additional_directories, params.mcp_servers)
-        self.models.require_key(self.models.catalog.default)
-        live = self.sessions.find(params.session_id) is not None
-        actor = await self.sessions.open(params.session_id)
-        if not live:
-            await self.settings.restore(self.sessions.state_dir, actor)
-        await setup.equip(actor)
-        if actor.header.cwd != params.cwd:
+        session = await self.sessions.open(params.session_id)
+        await setup.equip(session)
+        if session.header.cwd != params.cwd:
             log.info(
                 "session_cwd_differs",
-                session_id=actor.id,
-                journal=actor.header.cwd,
+                session_id=session.id,
+                journal=session.header.cwd,
                 requested=params.cwd,
             )
-        return actor
+        return session
 
     async def close_session(self, params: SessionIdParams) -> dict[str, Any]:
         """Cancel the session's work, wait for it, flush and release the journal lock."""
-        actor = self.sessions.get(params.session_id)
-        await actor.cancel()
-        await self.sessions.close(actor)
-        self.models.forget(actor.id)
+        session = self.sessions.get(params.session_id)
+        await session.cancel()
+        await session.dispose()
         return {}
 
     async def fork_session(self, params: ForkSessionParams) -> Then:
@@ -306,23 +300,22 @@ class AgentServer:
         the slash commands)."""
         setup = _Setup.checked(params.cwd, params.additional_directories, params.mcp_servers)
         wanted = (params.meta.acp_agent if params.meta else None) or ForkRequestMeta()
-        actor = await self.sessions.fork(
+        session = await self.sessions.fork(
             params.session_id,
             params.cwd,
             at_seq=wanted.seq,
             session_id=wanted.session_id,
             mcp_servers=journaled(params.mcp_servers),
         )
-        await self.settings.restore(self.sessions.state_dir, actor)
-        await setup.equip(actor)
-        parent = msgspec.to_builtins(actor.header.parent)
+        await setup.equip(session)
+        parent = msgspec.to_builtins(session.header.parent)
         result = ForkSessionResult(
-            session_id=actor.id,
-            config_options=self._config_options(actor),
-            modes=mode_state(_permissions(actor)),
+            session_id=session.id,
+            config_options=self._config_options(session),
+            modes=_modes(session),
             meta={"acp_agent": {"parent": parent}},
         )
-        return self._with_commands(actor, result)
+        return self._with_commands(session, result)
 
     async def list_sessions(self, params: ListSessionsParams) -> ListSessionsResult:
         try:
@@ -333,30 +326,29 @@ class AgentServer:
         return ListSessionsResult(sessions=infos, next_cursor=cursor)
 
     async def prompt(self, params: PromptParams) -> Deferred:
-        actor = self.sessions.get(params.session_id)
-        reply = await actor.submit(prompt_blocks(params.prompt))
-        return Deferred(self._answer(reply))
+        pending = await self.sessions.get(params.session_id).send(prompt_blocks(params.prompt))
+        return Deferred(self._answer(pending))
 
-    async def _answer(self, reply: Reply[Outcome]) -> PromptResult:
-        return outcome_result(await reply.wait())
+    async def _answer(self, pending: PendingPrompt) -> PromptResult:
+        return outcome_result(await pending.outcome())
 
     async def cancel(self, params: SessionIdParams) -> None:
-        actor = self.sessions.find(params.session_id)
-        if actor is None:
+        session = self.sessions.find(params.session_id)
+        if session is None:
             log.info("cancel_ignored", session_id=params.session_id, reason="unknown session")
             return
-        await actor.cancel()
+        await session.cancel()
 
-    # -- extensions (contracts §4) ------------------------------------------------------------
+    # -- extensions (docs/contract.md §4) -----------------------------------------------------
 
     async def inject(self, params: InjectParams) -> InjectResult:
-        actor = self.sessions.get(params.session_id)
+        session = self.sessions.get(params.session_id)
         content = content_blocks(params.content)
         src = params.source if params.source is not None else source(SourceKind.CLIENT)
         if not source_kind(src):
             raise InvalidParams("source.kind must be a non-empty string", {"path": "$.source.kind"})
-        message_id, placement = await actor.inject(content, src)
-        return InjectResult(message_id=message_id, placement=str(placement))
+        injected = await session.inject(content, src)
+        return InjectResult(message_id=injected.message_id, placement=str(injected.placement))
 
     async def steer(self, params: SteerParams) -> SteerResult:
         placement = await self.sessions.get(params.session_id).steer(nonempty(params.prompt))
@@ -365,18 +357,18 @@ class AgentServer:
     async def session_steering(self, params: SteerParams) -> SteerResult:
         """``_session/steering``: the claude-agent-acp / codex-acp spelling of steer, with their
         ``idleBehavior: "promptRequired"`` (no turn is started; the client sends a prompt)."""
-        actor = self.sessions.get(params.session_id)
-        start_turn = not prompt_required(params.meta)
-        placement = await actor.steer(nonempty(params.prompt), start_turn=start_turn)
+        session = self.sessions.get(params.session_id)
+        steer = session.steer_running if prompt_required(params.meta) else session.steer
+        placement = await steer(nonempty(params.prompt))
         if placement is Placement.PROMPT_REQUIRED:
             return SteerResult(str(placement), reason="noRunningTurn")
         return SteerResult("injected" if placement is Placement.STEERED else str(placement))
 
     async def when_idle(self, params: WhenIdleParams) -> Deferred:
-        actor = self.sessions.get(params.session_id)
+        session = self.sessions.get(params.session_id)
 
         async def answer() -> WhenIdleResult:
-            return WhenIdleResult(journal=await actor.when_idle())
+            return WhenIdleResult(journal=await session.when_idle())
 
         return Deferred(answer())
 
@@ -394,15 +386,11 @@ class _Setup:
         absolute_cwd(cwd)
         return cls(valid_roots(directories), parse_servers(servers))
 
-    async def equip(self, actor: SessionActor) -> None:
+    async def equip(self, session: AcpSession) -> None:
         """The extra tool roots and the MCP servers (connected at the first model request)."""
-        actor.deps.tools.set_roots(self.roots)
-        hub = actor.deps.tools.mcp
-        if hub is not None:
-            await hub.use(self.servers)
-        elif self.servers:
-            log.warning("mcp_servers_ignored", session_id=actor.id, reason="no MCP support wired")
+        session.set_roots(self.roots)
+        await session.use_mcp_servers(self.servers)
 
 
-def _permissions(actor: SessionActor) -> Permissions:
-    return actor.deps.tools.permissions
+def _modes(session: AcpSession) -> SessionModeState:
+    return mode_state(session.mode)

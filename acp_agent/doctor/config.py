@@ -11,9 +11,10 @@ import shutil
 from collections.abc import Mapping
 from pathlib import Path
 
+from acp_agent.config_file import ConfigError
 from acp_agent.doctor.report import Finding, Section, Status
 from acp_agent.hooks.command import CommandHook
-from acp_agent.hooks.config import ConfigError, HooksConfig, load_config
+from acp_agent.hooks.config import HooksConfig, load_config
 from acp_agent.model.config import ProvidersConfig, load_providers
 
 CONFIG_ENV = "ACP_AGENT_CONFIG"

@@ -14,8 +14,8 @@ import time
 from collections.abc import Mapping
 from pathlib import Path
 
+from acp_agent.config_file import ConfigError
 from acp_agent.doctor.report import Finding, Section, Status
-from acp_agent.hooks.config import ConfigError
 from acp_agent.model.config import ProvidersConfig
 from acp_agent.model.openai.provider import Endpoint
 from acp_agent.model.registry import BUILTINS, BadModelSpec, ModelCatalog, resolve_providers

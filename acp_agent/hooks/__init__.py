@@ -8,9 +8,10 @@
 - ``bridge``: ``HookSet``, what the server holds.
 """
 
+from acp_agent.config_file import ConfigError
 from acp_agent.hooks.bridge import HookSet, prompt_listener, tool_listener
 from acp_agent.hooks.command import CommandHook
-from acp_agent.hooks.config import Config, ConfigError, HooksConfig, load_config
+from acp_agent.hooks.config import Config, HooksConfig, load_config
 from acp_agent.hooks.decisions import (
     AdditionalContext,
     PostToolDecision,

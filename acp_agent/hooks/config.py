@@ -9,28 +9,25 @@
 Other top-level tables (``[providers]``, ``[tools]`` …) are left to their owners and ignored
 here. Inside ``[hooks]`` everything is checked: an unknown hook kind or an unknown key in an
 entry is an error, so a typo never silently disables a guard. Errors are ``ConfigError``s that
-name the file and the key path (``hooks.pre_tool[1].matcher: …``).
+name the file and the key path (``hooks.pre_tool[1].matcher: …``); reading the file is
+``config_file.py``'s.
 """
 
 from __future__ import annotations
 
 import re
-import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated, Any
 
 import msgspec
 
+from acp_agent.config_file import ConfigError, decode_toml, read_config_file
 from acp_agent.hooks.command import DEFAULT_TIMEOUT_MS, CommandHook
 from acp_agent.hooks.kinds import FailPolicy, HookKind
 
 _Argv = Annotated[list[Annotated[str, msgspec.Meta(min_length=1)]], msgspec.Meta(min_length=1)]
 _Timeout = Annotated[int, msgspec.Meta(gt=0)]
-
-
-class ConfigError(Exception):
-    """The config file cannot be used; the message names the file and the key path."""
 
 
 class _PromptEntry(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
@@ -75,26 +72,6 @@ class Config:
 
     hooks: HooksConfig = field(default_factory=HooksConfig)
     path: Path | None = None
-
-
-def read_config_file(path: Path | None) -> dict[str, Any]:
-    """The config file's TOML document (``{}`` for no file); ``ConfigError`` naming the file
-    when it cannot be read or is not TOML. Its tables are checked by ``config_from`` (hooks)
-    and ``model.config.providers_from``: one read serves both."""
-    if path is None:
-        return {}
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ConfigError(f"{path}: cannot read the config file: {exc}") from exc
-    return decode_toml(text, path)
-
-
-def decode_toml(text: str, path: Path) -> dict[str, Any]:
-    try:
-        return tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(f"{path}: invalid TOML: {exc}") from exc
 
 
 def load_config(path: Path | None) -> Config:

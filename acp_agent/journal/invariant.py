@@ -38,6 +38,9 @@ The rules:
 - a ``user/message`` may not land inside an unfinished batch: contexts drain after the whole
   batch's results.
 
+The turn grammar itself (open turns, spans, stable boundaries, cuts) lives in ``turns.py``;
+``SCOPES`` is its placement table and must agree with it.
+
 If you add an event type: give it a scope in ``SCOPES`` and, if it has coordinates or pairing
 rules, a function in ``RULES`` (``rules.py``), plus a passing and a failing test in
 ``tests/journal/test_invariant.py``.

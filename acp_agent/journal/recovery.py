@@ -1,7 +1,8 @@
 """Closing a turn that a crash left open. Pure: entries in, events to append out.
 
-A journal whose last ``turn/start`` has no ``turn/end`` was cut off mid-turn. Loading it closes
-that turn, so the invariant holds again and the model history stays well formed:
+A journal whose last ``turn/start`` has no ``turn/end`` (``turns.open_turn``) was cut off
+mid-turn. Loading it closes that turn, so the invariant holds again and the model history stays
+well formed:
 
 1. a synthetic error ``tool/result`` for every ``tool/call`` of the turn that has none, in call
    order, with the call's own turn and step;
@@ -23,58 +24,34 @@ from acp_agent.journal.events import (
     Entry,
     Event,
     StepEnd,
-    StepStart,
     ToolCall,
     ToolResult,
     TurnEnd,
     TurnEndKind,
     TurnEndReason,
-    TurnStart,
 )
+from acp_agent.journal.turns import open_step, open_turn, open_turn_events
 
 INTERRUPTED_TOOL_TEXT: Final = "interrupted: the agent stopped before this tool finished"
 
 
 def interrupted_turn_repair(entries: Sequence[Entry]) -> list[Event]:
     """The events that close the journal's open turn; ``[]`` when no turn is open."""
-    start = _open_turn_start(entries)
-    if start is None:
+    turn = open_turn(entries)
+    if turn is None:
         return []
-    turn_events = [entry.event for entry in entries[start:]]
-    turn = entries[start].event
-    assert isinstance(turn, TurnStart)
+    turn_events = open_turn_events(entries)
     repair: list[Event] = [_interrupted_result(call) for call in _unanswered_calls(turn_events)]
-    step = _open_step(turn_events)
+    step = open_step(turn_events)
     if step is not None:
         repair.append(StepEnd(turn=step.turn, step=step.step))
     repair.append(TurnEnd(turn=turn.turn, reason=TurnEndReason(kind=TurnEndKind.INTERRUPTED)))
     return repair
 
 
-def _open_turn_start(entries: Sequence[Entry]) -> int | None:
-    """The index of the last ``turn/start`` if no ``turn/end`` follows it."""
-    for index in range(len(entries) - 1, -1, -1):
-        event = entries[index].event
-        if isinstance(event, TurnEnd):
-            return None
-        if isinstance(event, TurnStart):
-            return index
-    return None
-
-
 def _unanswered_calls(events: Sequence[Event]) -> list[ToolCall]:
     answered = {e.call_id for e in events if isinstance(e, ToolResult)}
     return [e for e in events if isinstance(e, ToolCall) and e.call_id not in answered]
-
-
-def _open_step(events: Sequence[Event]) -> StepStart | None:
-    step: StepStart | None = None
-    for event in events:
-        if isinstance(event, StepStart):
-            step = event
-        elif isinstance(event, StepEnd):
-            step = None
-    return step
 
 
 def _interrupted_result(call: ToolCall) -> ToolResult:

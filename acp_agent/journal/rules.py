@@ -3,7 +3,8 @@
 ``invariant.check`` has already checked *placement* (``SCOPES``) when a rule runs, so a rule
 may rely on it: the rule of an in-step event finds a step open, the rule of a turn event a
 turn. Each rule returns its problems (plain messages; the checker adds the seq) and advances
-the state, also after a problem, so that one error is reported once.
+the state, also after a problem, so that one error is reported once. The grammar these rules
+enforce — turns, their spans, where a cut may fall — is ``turns.py``'s.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from acp_agent.journal.events import (
     TurnStart,
     UserMessage,
 )
+from acp_agent.journal.turns import TurnSpan
 
 
 @dataclass
@@ -59,8 +61,8 @@ class TurnState:
 class ReplayState:
     turns: int = 0
     turn: TurnState | None = None
-    closed_turns: list[tuple[int, int, int]] = field(default_factory=list)
-    """(turn, ``turn/start`` seq, ``turn/end`` seq) of every closed turn: no cut falls inside."""
+    closed_turns: list[TurnSpan] = field(default_factory=list)
+    """The span of every closed turn: no compaction cut may split one."""
     kept_from: int = 1
     """The ``keptFromSeq`` of the last compaction (1: the whole history is visible)."""
 
@@ -130,7 +132,7 @@ def _turn_end(state: ReplayState, entry: Entry) -> list[str]:
         problems.append(f"turn/end while step {turn.step.number} of turn {turn.number} is open")
     if turn.steps == 0 and event.reason.kind is not TurnEndKind.INTERRUPTED:
         problems.append(f"turn {turn.number} ended without a step (the model was never asked)")
-    state.closed_turns.append((turn.number, turn.start_seq, entry.seq))
+    state.closed_turns.append(TurnSpan(turn.number, turn.start_seq, entry.seq))
     state.turn = None
     return problems
 
@@ -230,7 +232,7 @@ def _compaction(state: ReplayState, entry: Entry) -> list[str]:
     if cut <= state.kept_from:
         last = state.kept_from
         problems.append(f"compaction keeps from seq {cut}, not after the last cut ({last})")
-    cut_turns = [n for n, start, end in state.closed_turns if start < cut <= end]
+    cut_turns = [span.turn for span in state.closed_turns if span.splits(cut)]
     if cut_turns:
         problems.append(f"compaction cuts turn {cut_turns[0]} (keptFromSeq {cut} is inside it)")
     state.kept_from = max(state.kept_from, cut)

@@ -4,7 +4,8 @@ Theory of operation
 -------------------
 ``config.py`` decodes ``mcpServers`` at the ACP boundary (stdio and http; ``sse`` is not
 advertised and is refused with -32602 before anything is created). A session's servers live in
-one ``McpHub`` (``hub.py``), the session's ``ToolSource``: nothing connects at ``session/new``;
+one ``McpHub`` (``hub.py``), which the session's ``ToolRunner`` (``session/toolrun.py``) asks
+for tools after its built-in ones: nothing connects at ``session/new``;
 the session's first model request calls ``prepare``, which connects every server not yet
 connected (concurrently, bounded by ``CONNECT_TIMEOUT_S``) and lists its tools. Each
 connection is owned by one long-lived task (``client.py``; the SDK's transports must be entered
@@ -18,5 +19,6 @@ httpx2, starlette); it is imported on the first ``prepare`` of a session that ha
 Tools are offered as ``mcp__<server>__<tool>`` (``names.py``) and run as ``McpTool``
 (``tool.py``): permission by mode (``tools/permissions.py``), then ``tools/call``. A server that
 fails to start is logged (``mcp_server_failed``, name and reason, never env or header values)
-and simply contributes no tools; it is tried again at the next turn's first request.
+and simply contributes no tools; it is not tried again until the client states the servers
+again (load, resume or fork). A connection that breaks later is reopened at the next request.
 """

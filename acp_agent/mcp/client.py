@@ -11,8 +11,10 @@ gone marks it ``broken`` and the hub reopens it at the next turn.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Coroutine
 from contextlib import AsyncExitStack
 from dataclasses import dataclass
+from typing import Any
 
 import anyio
 import httpx2
@@ -26,8 +28,10 @@ from mcp_types import CONNECTION_CLOSED
 from acp_agent import __version__
 from acp_agent.content import ContentBlock, TextContent
 from acp_agent.mcp.config import HttpServer, McpServerConfig, StdioServer
-from acp_agent.mcp.hub import Spawn
 from acp_agent.tools.base import ToolOutput
+
+Spawn = Callable[[Callable[[], Coroutine[Any, Any, None]]], object]
+"""Runs a task for as long as the server serves (``TaskGroup.start_soon``)."""
 
 log = structlog.get_logger("acp_agent.mcp")
 

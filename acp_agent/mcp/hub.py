@@ -10,9 +10,9 @@ connects again.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Coroutine, Sequence
+from collections.abc import Sequence
 from types import ModuleType
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import anyio
 import structlog
@@ -22,12 +22,9 @@ from acp_agent.mcp.config import McpServerConfig, describe
 from acp_agent.mcp.tool import McpTool
 
 if TYPE_CHECKING:
-    from acp_agent.mcp.client import Connection
+    from acp_agent.mcp.client import Connection, Spawn
 
 log = structlog.get_logger("acp_agent.mcp")
-
-Spawn = Callable[[Callable[[], Coroutine[Any, Any, None]]], object]
-"""Runs a task for as long as the server serves (``TaskGroup.start_soon``)."""
 
 CONNECT_TIMEOUT_S = 30.0
 CLOSE_TIMEOUT_S = 8.0

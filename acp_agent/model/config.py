@@ -22,7 +22,7 @@ from typing import Annotated, Any
 
 import msgspec
 
-from acp_agent.hooks.config import ConfigError, decode_toml, read_config_file
+from acp_agent.config_file import ConfigError, decode_toml, read_config_file
 
 _Positive = Annotated[float, msgspec.Meta(gt=0)]
 _Retries = Annotated[int, msgspec.Meta(ge=0, le=20)]

@@ -25,7 +25,7 @@ from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from acp_agent.hooks.config import ConfigError
+from acp_agent.config_file import ConfigError
 from acp_agent.model.base import ModelError, ModelProvider, ModelRequest, StreamEvent
 from acp_agent.model.config import ProviderEntry, ProvidersConfig
 from acp_agent.model.openai import Endpoint, OpenAICompatible, RetryPolicy, Secret

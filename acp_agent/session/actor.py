@@ -40,6 +40,7 @@ from anyio.abc import TaskGroup
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
 from acp_agent.content import ContentBlock, TextContent, plain_text
+from acp_agent.journal import turns
 from acp_agent.journal.errors import JournalFlushError
 from acp_agent.journal.events import (
     Compaction,
@@ -50,7 +51,6 @@ from acp_agent.journal.events import (
     Source,
     SourceKind,
     ToolCallPart,
-    TurnStart,
     UserMessage,
     source,
 )
@@ -150,9 +150,7 @@ class SessionActor:
         """What the model sees, derived from ``entries`` (``history.py``)."""
         self.deps = deps
         self.observer = observer
-        last_turn = max(
-            (e.event.turn for e in entries if isinstance(e.event, TurnStart)), default=0
-        )
+        last_turn = turns.last_turn(entries)
         self.machine = TurnMachine(State(turn=last_turn, max_steps=deps.max_steps))
         self._send: MemoryObjectSendStream[Input]
         self._receive: MemoryObjectReceiveStream[Input]

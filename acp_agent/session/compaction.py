@@ -28,7 +28,7 @@ and the derived history plus that prompt is estimated (JSON characters / 4) abov
 ``AUTO_COMPACT_AT`` of the context window: the admission worker measures it (``nears_window``)
 and the machine compacts before it opens the turn.
 
-``compact_session`` compacts a session on disk with no server (for a CLI).
+``api.compact_session`` compacts a session on disk with no server (for a CLI).
 """
 
 from __future__ import annotations
@@ -36,13 +36,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import StrEnum
-from pathlib import Path
-from typing import TYPE_CHECKING, Final
+from typing import Final
 
 import msgspec
 
 from acp_agent.content import ContentBlock, TextContent
-from acp_agent.journal.events import Entry, SourceKind, TurnStart, source
+from acp_agent.journal.events import Entry, SourceKind, source
+from acp_agent.journal.turns import turn_starts
 from acp_agent.model.base import (
     ModelError,
     ModelMessage,
@@ -52,9 +52,6 @@ from acp_agent.model.base import (
     UserTurn,
 )
 from acp_agent.session.history import compacted_head, messages_of
-
-if TYPE_CHECKING:
-    from acp_agent.session.signals import Outcome
 
 COMMAND: Final = "/compact"
 DEFAULT_CONTEXT_WINDOW: Final = 200_000
@@ -152,11 +149,11 @@ def plan_compaction(
     head, start = compacted_head(entries)
     visible = [entry for entry in entries if entry.seq >= start]
     end = entries[-1].seq + 1 if entries else 1
-    cuts = [e.seq for e in visible if isinstance(e.event, TurnStart)] + [end]
+    cuts = [*turn_starts(visible), end]
     for cut in cuts:
         older = messages_of(e for e in visible if e.seq < cut)
         kept = [e for e in visible if e.seq >= cut]
-        turns = sum(isinstance(e.event, TurnStart) for e in kept)
+        turns = len(turn_starts(kept))
         if older and turns <= keep_turns and estimate_tokens(messages_of(kept)) <= keep_tokens:
             return CompactionPlan(head + older, cut)
     return None
@@ -180,30 +177,3 @@ async def summarize(model: ModelProvider, request: ModelRequest) -> list[Content
     if not text:
         raise ModelError("the model answered the summary request with no text")
     return [TextContent(text=text)]
-
-
-# -- offline --------------------------------------------------------------------------------------
-
-
-async def compact_session(
-    state_dir: Path,
-    session_id: str,
-    model: ModelProvider,
-    *,
-    instructions: str = "",
-    context_window: int = DEFAULT_CONTEXT_WINDOW,
-) -> Outcome:
-    """Compact a session on disk as ``/compact`` would, with no server; return the outcome.
-
-    Opens the session like ``session/load`` (taking its lock: raises ``SessionUnavailable``
-    while a server holds it, ``ResourceNotFound`` when there is no such session), runs one
-    manual compaction, and closes it durably. ``Finished(end_turn)`` also when there was
-    nothing to compact; ``Failed`` when the model failed (nothing is appended then).
-    """
-    from acp_agent.api import Agent  # the API imports the actor, which imports this module
-
-    async with Agent.open(state_dir, model, context_window=context_window) as agent:
-        session = await agent.open_session(session_id)
-        outcome = await (await session.compact(instructions)).outcome()
-        await session.dispose()
-    return outcome

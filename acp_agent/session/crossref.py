@@ -31,7 +31,7 @@ from acp_agent.journal.events import (
 )
 from acp_agent.journal.paths import journal_path, session_dir, validate_session_id
 from acp_agent.journal.reader import load_journal
-from acp_agent.session.fork import stable_boundaries
+from acp_agent.journal.turns import last_stable_boundary
 
 
 @dataclass(frozen=True)
@@ -46,8 +46,8 @@ class Snapshot:
 
 
 def stable_prefix(entries: list[Entry]) -> list[Entry]:
-    """Entries up to the last stable boundary (an open turn is cut off); see ``fork``."""
-    return entries[: max(stable_boundaries(entries))]
+    """Entries up to the last stable boundary (an open turn is cut off); see ``journal/turns``."""
+    return entries[: last_stable_boundary(entries)]
 
 
 def _line(entry: Entry) -> str | None:

@@ -7,7 +7,8 @@ is between turns. Those are 0 (the empty history), every ``turn/end``, and every
 a turn — in practice an idle ``user/message``, which the design note makes committed history
 and therefore a legitimate place to branch. A seq inside a turn is refused: the child would
 start with an open turn that its first load closes as ``interrupted``, a turn that never ran
-there. ``stable_boundaries`` is the one definition; ``boundary_problem`` only explains a miss.
+there. ``stable_boundaries`` (``journal/turns.py``, the turn grammar's one home) is the one
+definition; ``boundary_problem`` only explains a miss.
 
 The parent is *read*, never opened: ``load_journal`` takes no lock, so the parent may be live in
 this process or another one. Only what is on disk counts; a damaged tail is ignored, as the
@@ -25,7 +26,7 @@ holding a prefix of the copy (possibly an open turn, which its first load closes
 from __future__ import annotations
 
 import shutil
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from contextlib import suppress
 from pathlib import Path
 
@@ -39,8 +40,6 @@ from acp_agent.journal.events import (
     Parent,
     SessionHeader,
     SourceKind,
-    TurnEnd,
-    TurnStart,
     UserMessage,
     source_kind,
 )
@@ -48,8 +47,11 @@ from acp_agent.journal.files import FileFactory
 from acp_agent.journal.invariant import check
 from acp_agent.journal.paths import journal_path, session_dir, validate_session_id
 from acp_agent.journal.reader import ParsedJournal, load_journal
+from acp_agent.journal.turns import last_stable_boundary, span_open_at
+from acp_agent.journal.turns import stable_boundaries as stable_boundaries
 from acp_agent.journal.writer import JournalWriter
 from acp_agent.session.catalog import title_from, write_title
+from acp_agent.session.errors import ForkRefused
 from acp_agent.session.ports import new_id as fresh_id
 from acp_agent.session.ports import now_ms
 from acp_agent.session.settings import SessionSettings, load_settings, save_settings
@@ -57,32 +59,7 @@ from acp_agent.session.settings import SessionSettings, load_settings, save_sett
 log = structlog.get_logger("acp_agent.sessions")
 
 
-class ForkRefused(ValueError):
-    """The fork point (or the history before it) cannot start a session; nothing was created."""
-
-    def __init__(self, session_id: str, seq: int, reason: str) -> None:
-        super().__init__(f"cannot fork session {session_id!r} at seq {seq}: {reason}")
-        self.session_id = session_id
-        self.seq = seq
-        self.reason = reason
-
-
 # -- boundaries (pure) --------------------------------------------------------------------------
-
-
-def stable_boundaries(entries: Iterable[Entry]) -> set[int]:
-    """The seqs after which the history is between turns (0 is the empty history)."""
-    boundaries = {0}
-    in_turn = False
-    for entry in entries:
-        if isinstance(entry.event, TurnStart):
-            in_turn = True
-        elif isinstance(entry.event, TurnEnd):
-            in_turn = False
-            boundaries.add(entry.seq)
-        elif not in_turn:
-            boundaries.add(entry.seq)
-    return boundaries
 
 
 def boundary_problem(entries: Sequence[Entry], seq: int) -> str | None:
@@ -93,27 +70,16 @@ def boundary_problem(entries: Sequence[Entry], seq: int) -> str | None:
         return f"seq {seq} is negative (0 forks the empty history)"
     if seq > len(entries):
         return f"seq {seq} is past the end of the journal (last seq {len(entries)})"
-    start = _open_turn_start(entries[:seq])
-    assert start is not None and isinstance(start.event, TurnStart)
-    end = next((e.seq for e in entries[seq:] if isinstance(e.event, TurnEnd)), None)
-    closed = f"turn/end at seq {end}" if end is not None else "no turn/end yet"
-    return f"seq {seq} is inside turn {start.event.turn} (turn/start at seq {start.seq}, {closed})"
-
-
-def _open_turn_start(entries: Sequence[Entry]) -> Entry | None:
-    start: Entry | None = None
-    for entry in entries:
-        if isinstance(entry.event, TurnStart):
-            start = entry
-        elif isinstance(entry.event, TurnEnd):
-            start = None
-    return start
+    span = span_open_at(entries, seq)
+    assert span is not None
+    closed = f"turn/end at seq {span.end_seq}" if span.end_seq is not None else "no turn/end yet"
+    return f"seq {seq} is inside turn {span.turn} (turn/start at seq {span.start_seq}, {closed})"
 
 
 def fork_point(session_id: str, entries: Sequence[Entry], at_seq: int | None) -> int:
     """``at_seq`` if it is a stable boundary, else ``ForkRefused``; default the last one."""
     if at_seq is None:
-        return max(stable_boundaries(entries))
+        return last_stable_boundary(entries)
     problem = boundary_problem(entries, at_seq)
     if problem is not None:
         raise ForkRefused(session_id, at_seq, problem)

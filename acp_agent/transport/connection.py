@@ -2,12 +2,12 @@
 
 Theory of operation
 -------------------
-``async with Connection(source, sink, router) as conn`` starts the *writer* (``writer.py``), the
+``async with Connection(source, sink) as conn`` starts the *writer* (``writer.py``), the
 only code that ever calls the sink: every frame, from whatever task, goes through its bounded FIFO,
 so producers wait while the client is not reading and nothing is dropped or reordered while the
 wire is up. Nothing but encoded frames is ever handed to it.
 
-``await conn.serve()`` is the *reader*: lines from ``LineReader``, messages from
+``await conn.serve(router)`` is the *reader*: lines from ``LineReader``, messages from
 ``decode_message``, dispatched **one at a time, in arrival order**. A request handler is awaited
 inline, so a ``session/prompt`` sent right behind a ``session/new`` sees the session it created;
 handlers must therefore be quick (a handler that waits on a full queue stalls reading, which is
@@ -114,13 +114,14 @@ class Connection:
         self,
         source: ByteSource,
         sink: ByteSink,
-        router: Router,
         *,
         max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
         queue_frames: int = DEFAULT_QUEUE_FRAMES,
     ) -> None:
         self._source = source
-        self._router = router
+        self._router: Router | None = None
+        """Given to ``serve``: the connection exists before what it routes to (which may need it
+        to send notifications and requests), and is built first."""
         self._max_line_bytes = max_line_bytes
         self.wire_closed = anyio.Event()
         """Set once the client stopped taking frames (EPIPE); the owner starts its shutdown."""
@@ -153,11 +154,14 @@ class Connection:
             suppress = await self._task_group.__aexit__(exc_type, exc, tb)
         return suppress
 
-    async def serve(self) -> ServeEnd:
-        """Read and dispatch until end of input or a broken wire; deferred requests go on.
+    async def serve(self, router: Router) -> ServeEnd:
+        """Read and dispatch to ``router`` until end of input or a broken wire; deferred
+        requests go on.
 
         Call it once. When it ends (or is cancelled) outgoing requests fail with ``WireClosed``.
         """
+        assert self._router is None, "serve() is called once"
+        self._router = router
         try:
             async for item in LineReader(self._read_chunk, self._max_line_bytes):
                 if self.wire_closed.is_set():
@@ -241,6 +245,7 @@ class Connection:
                 assert_never(message)
 
     async def _on_request(self, request: IncomingRequest) -> None:
+        assert self._router is not None
         handler = self._router.request_handler(request.method)
         if handler is None:
             error = MethodNotFound("Method not found", {"method": request.method})
@@ -269,6 +274,7 @@ class Connection:
 
     async def _on_notification(self, notification: IncomingNotification) -> None:
         method = notification.method
+        assert self._router is not None
         handler = self._router.notification_handler(method)
         if handler is None:
             log.debug("notification_ignored", method=method)

@@ -4,7 +4,7 @@ Three children stream ``N`` chunks of ``"token "`` each round, read by the same 
 same kind of pipe: ours (one script line of ``N`` chunks, one turn), the bare encode-and-write
 loop (``bare_writer``) and the official-SDK echo agent (``sdk_agent``, prompt ``stream N``). A
 sample is chunks / seconds from writing the request to reading its answer (the answer comes
-after the last chunk). A separate, untimed run under ``tests/support/sync_counting_agent.py``
+after the last chunk). A separate, untimed run under ``bench/sync_counting_agent.py``
 counts the ``fdatasync`` calls one such turn makes on its journal.
 """
 
@@ -14,11 +14,10 @@ import json
 import time
 from pathlib import Path
 
-from bench import bare_writer, sdk_agent
+from bench import bare_writer, sdk_agent, sync_counting_agent
 from bench.lab import Lab, Sizes, handshake, start_ours, text_prompt
 from bench.stats import Better, Figure, Target, interleave, median
 from bench.wire import WireClient
-from tests.support import sync_counting_agent
 
 CHUNK = sdk_agent.CHUNK
 

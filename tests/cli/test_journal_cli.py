@@ -272,3 +272,18 @@ def test_compact_summarizes_with_the_given_model_and_keeps_the_invariant(tmp_pat
     # the trailing out-of-turn note is committed history, kept by the same rule as any message
     notes = journal(state, "query", "C", "--source-kind", "client", "--json")
     assert len(notes.stdout.splitlines()) == 1
+
+
+def test_compact_of_a_session_a_server_holds_fails_and_changes_nothing(tmp_path: Path) -> None:
+    state = anyio.run(build_parent, tmp_path)
+    before = journal_lines(state, PARENT)
+    summary = tmp_path / "summary.jsonl"
+    summary.write_text('{"text": "never asked"}\n')
+    lock = SessionLock.acquire(state / "sessions" / PARENT, PARENT)
+    try:
+        done = journal(state, "compact", PARENT, "--model", f"script:{summary}")
+    finally:
+        lock.release()
+    assert done.returncode == 1
+    assert done.stderr.startswith(f"acp-agent: cannot open session {PARENT!r}: ")
+    assert journal_lines(state, PARENT) == before

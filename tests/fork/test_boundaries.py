@@ -19,7 +19,8 @@ from acp_agent.journal.events import (
     UserMessage,
     source,
 )
-from acp_agent.session.fork import ForkRefused, boundary_problem, fork_point, stable_boundaries
+from acp_agent.session.errors import ForkRefused
+from acp_agent.session.fork import boundary_problem, fork_point, stable_boundaries
 
 
 def user(text: str, kind: str = "user") -> UserMessage:

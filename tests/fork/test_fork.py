@@ -19,7 +19,8 @@ from acp_agent.journal.paths import InvalidSessionId
 from acp_agent.journal.reader import load_journal
 from acp_agent.model.base import UserTurn
 from acp_agent.session.catalog import read_title
-from acp_agent.session.fork import ForkRefused, fork_session
+from acp_agent.session.errors import ForkRefused
+from acp_agent.session.fork import fork_session
 from acp_agent.session.history import derive_messages
 from acp_agent.session.settings import SessionSettings, read_settings, write_settings
 from acp_agent.session.signals import Finished, StopReason
@@ -37,8 +38,7 @@ from tests.session.support import GateTool, lines, requests, scripted_agent, typ
 
 
 async def open_session(agent: Agent, session_id: str) -> Session:
-    """The Python API has no ``open_session`` yet; the manager's ``open`` is what it would call."""
-    return Session(await agent._manager.open(session_id), agent._manager)
+    return await agent.open_session(session_id)
 
 
 def session_ids(state: Path) -> list[str]:
@@ -203,10 +203,10 @@ async def test_forking_a_live_parent_first_makes_what_it_admitted_durable(tmp_pa
     async with scripted_agent(tmp_path, [], file_factory=inject_flush_fails) as (agent, _log):
         parent = await agent.new_session(tmp_path, PARENT)
         await parent.inject("between", source("client"))
-        writer = agent._manager.get(PARENT).writer
+        writer = agent._sessions.get(PARENT).actor.writer
         while writer.health.healthy:  # noqa: ASYNC110 - the failure has no event to await
             await anyio.sleep(0.01)
         assert journal_entries(tmp_path / "state", PARENT) == []  # admitted, not on disk
-        child = await agent._manager.fork(PARENT, str(tmp_path))
+        child = await agent.fork_session(PARENT, tmp_path)
         assert child.header.parent == Parent(session_id=PARENT, seq=1)
         assert types(child.entries) == ["user/message"]

@@ -5,8 +5,8 @@
    cut into random read sizes, under a random line cap. Every request that fits the cap is
    answered exactly once, ``echo``s with their own params and in the order sent (inline
    handlers answer in order); junk gets at most one answer; every frame is one JSON object.
-2. The real ``AgentServer`` and session layer, wired as ``acp_agent/app.py`` wires them, on the
-   in-memory twin, a fresh state dir per example: the batches of ``strategies.lines``, checked
+2. The real ``AgentServer`` and session layer, wired by ``acp_agent/app.py`` itself
+   (``serve_connection``), on the in-memory twin, a fresh state dir per example: the batches of ``strategies.lines``, checked
    like the subprocess fuzzer's (schema, one answer per request), plus the invariant of every
    journal the batch created. Each example serves until EOF and must end cleanly.
 """
@@ -24,13 +24,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from acp_agent.acp.observer import AcpObserver
-from acp_agent.acp.server import AgentServer
-from acp_agent.app import _Wiring
+from acp_agent.app import serve_connection
 from acp_agent.hooks.bridge import HookSet
 from acp_agent.journal.invariant import check_file
-from acp_agent.model.script import ScriptLine, ScriptModel
-from acp_agent.session.manager import SessionManager
+from acp_agent.model.registry import ModelCatalog
+from acp_agent.model.script import ScriptLine
 from acp_agent.transport.connection import Connection
 from acp_agent.transport.memory import MemoryClient
 from tests.fuzz.strategies import (
@@ -50,6 +48,7 @@ from tests.fuzz.strategies import (
     lines,
     loads,
 )
+from tests.model.harness import server_options
 from tests.reliability.support import scaled
 from tests.support.acp_schema import AcpSchema
 from tests.transport.support import ToyRouter
@@ -78,7 +77,7 @@ async def serve_toy(data: bytes, read_size: int, cap: int) -> list[bytes]:
     client = MemoryClient(capacity=BIG, read_size=read_size)
     out: list[bytes] = []
     async with (
-        Connection(client.agent_source, client.agent_sink, router, max_line_bytes=cap) as conn,
+        Connection(client.agent_source, client.agent_sink, max_line_bytes=cap) as conn,
         anyio.create_task_group() as tg,
     ):
 
@@ -89,7 +88,7 @@ async def serve_toy(data: bytes, read_size: int, cap: int) -> list[bytes]:
         tg.start_soon(collect)
         await client.to_agent.write(data)
         client.close_input()
-        await conn.serve()
+        await conn.serve(router)
         await conn.wait_deferred()
         await conn.close()
         client.close_output()
@@ -153,33 +152,28 @@ def json_roundtrip(value: Any) -> Any:
 
 
 async def serve_real(data: bytes, state_dir: Path) -> list[bytes]:
-    """``app._serve`` with the in-memory twin for stdio; every frame the server wrote."""
-    model = ScriptModel.from_lines([ScriptLine(text="ok")] * 200)
-    observers = AcpObserver.Factory()
-    wiring = _Wiring(model, HookSet(), observers)
-    server = AgentServer(observers)
+    """``app.serve_connection`` with the in-memory twin for stdio; every frame the server wrote."""
+    script = state_dir / "script.jsonl"
+    script.write_bytes(
+        b"".join(msgspec.json.encode(ScriptLine(text="ok")) + b"\n" for _ in range(200))
+    )
+    models = ModelCatalog(f"script:{script}", env={})
+    options = server_options(state_dir)
     client = MemoryClient(capacity=BIG)
     out: list[bytes] = []
-    async with Connection(client.agent_source, client.agent_sink, server) as conn:
-        observers.conn = conn
-        async with anyio.create_task_group() as tg:
+    async with anyio.create_task_group() as tg:
 
-            async def collect() -> None:
-                while (line := await client.receive_line()) is not None:
-                    out.append(line)
+        async def collect() -> None:
+            while (line := await client.receive_line()) is not None:
+                out.append(line)
 
-            tg.start_soon(collect)
-            async with anyio.create_task_group() as sessions_tg:
-                sessions = SessionManager(state_dir, sessions_tg, wiring.deps, wiring.observer)
-                server.sessions = sessions
-                await client.to_agent.write(data)
-                client.close_input()
-                await conn.serve()
-                await conn.wait_deferred()
-                await sessions.close_all()
-                sessions_tg.cancel_scope.cancel()
-            await conn.close()
-            client.close_output()
+        tg.start_soon(collect)
+        await client.to_agent.write(data)
+        client.close_input()
+        await serve_connection(
+            options, models, HookSet(), client.agent_source, client.agent_sink, signals=False
+        )
+        client.close_output()
     return out
 
 

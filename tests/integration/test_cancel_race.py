@@ -3,7 +3,7 @@
 acp-notes.md: "A cancelled prompt is answered cancelled, never an error, never end_turn, even if
 the cancel races the natural end"; ACP (prompt turn, cancellation): once the agent receives
 ``session/cancel`` it MUST answer the pending ``session/prompt`` with ``cancelled``. The agent
-runs under ``tests/support/sync_counting_agent.py`` with every fsync slowed to ``SLOW_SYNC_MS``:
+runs under ``bench/sync_counting_agent.py`` with every fsync slowed to ``SLOW_SYNC_MS``:
 that holds the turn in its last journal barrier, so the cancel surely reaches the agent before
 the prompt is answered.
 """
@@ -17,13 +17,13 @@ from pathlib import Path
 import pytest
 from acp import RequestError
 
+from bench import sync_counting_agent
 from tests.integration.support import (
     check_journal,
     turn_updates_so_far,
     wait_until,
     write_script,
 )
-from tests.support import sync_counting_agent
 from tests.support.acp_schema import JsonObject
 from tests.support.recording import recorded_agent
 

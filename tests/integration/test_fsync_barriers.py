@@ -5,7 +5,7 @@ the tool calls recorded before the first tool runs, the step boundary before the
 call, and the turn end. So a turn with one tool batch costs exactly four syncs, whether its
 model streamed one chunk or two hundred.
 
-The agent runs under ``tests/support/sync_counting_agent.py``, which records every real
+The agent runs under ``bench/sync_counting_agent.py``, which records every real
 ``fsync``/``fdatasync`` call with the file and its size at that moment; a size maps to the last
 journal line it covers, i.e. the seq the sync made durable. The ``journal_flushed`` debug log
 lines must tell the same story.
@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 
+from bench import sync_counting_agent
 from tests.integration.support import (
     Journal,
     check_journal,
@@ -29,7 +30,6 @@ from tests.integration.support import (
     session_path,
     write_script,
 )
-from tests.support import sync_counting_agent
 from tests.support.recording import run_agent_raw
 
 pytestmark = pytest.mark.subprocess

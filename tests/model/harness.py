@@ -19,7 +19,7 @@ from typing import Any
 
 import anyio
 
-from acp_agent.app import _serve
+from acp_agent.app import serve_connection
 from acp_agent.hooks.bridge import HookSet
 from acp_agent.hooks.config import HooksConfig
 from acp_agent.model.registry import ModelCatalog
@@ -105,7 +105,7 @@ async def in_process_agent(models: ModelCatalog, state_dir: Path) -> AsyncIterat
 
     async def serve() -> None:
         try:
-            await _serve(
+            await serve_connection(
                 options, models, hooks, client.agent_source, client.agent_sink, signals=False
             )
         finally:

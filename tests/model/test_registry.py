@@ -6,7 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from acp_agent.hooks.config import ConfigError, load_config
+from acp_agent.config_file import ConfigError
+from acp_agent.hooks.config import load_config
 from acp_agent.model.config import ProviderEntry, load_providers, parse_providers
 from acp_agent.model.openai import OpenAICompatible, Secret
 from acp_agent.model.registry import BadModelSpec, KeyNeeded, ModelCatalog, Unconfigured

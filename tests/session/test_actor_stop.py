@@ -61,7 +61,7 @@ async def test_a_worker_result_after_close_is_dropped_not_raised(tmp_path: Path)
     with capture_logs() as logs:
         async with scripted_agent(tmp_path, []) as (agent, _):
             session = await agent.new_session(str(tmp_path))
-            actor = session._actor
+            actor = session.actor
             await session.dispose()
             await actor._report(Blocked(ticket=1, reason="late"))  # raised ClosedResourceError
             await anyio.sleep(0.05)  # the loop has ended: the receiving side is gone too

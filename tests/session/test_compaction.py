@@ -17,7 +17,7 @@ from typing import Any
 import anyio
 import msgspec
 
-from acp_agent.api import Agent, Session
+from acp_agent.api import Agent, Session, compact_session
 from acp_agent.content import plain_text
 from acp_agent.journal.events import (
     Compaction,
@@ -32,7 +32,7 @@ from acp_agent.journal.invariant import check
 from acp_agent.journal.reader import load_journal
 from acp_agent.model.base import ModelRequest, StreamEvent
 from acp_agent.model.script import ScriptLine, ScriptModel
-from acp_agent.session.compaction import DEFAULT_CONTEXT_WINDOW, compact_session
+from acp_agent.session.compaction import DEFAULT_CONTEXT_WINDOW
 from acp_agent.session.history import derive_messages
 from acp_agent.session.signals import Failed, Finished, Placement, StopReason
 from tests.session.support import lines, requests, types

@@ -95,11 +95,11 @@ async def exchange(
     router = router or ToyRouter()
     router.release.set()
     client = MemoryClient(capacity=BIG)
-    async with Connection(client.agent_source, client.agent_sink, router, **options) as conn:
+    async with Connection(client.agent_source, client.agent_sink, **options) as conn:
         for line in lines:
             await client.send_line(line)
         client.close_input()
-        assert await conn.serve() is ServeEnd.EOF
+        assert await conn.serve(router) is ServeEnd.EOF
         await conn.wait_deferred()
     client.close_output()
     return await client.receive_all()

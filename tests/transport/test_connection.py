@@ -141,10 +141,10 @@ async def test_80_mib_line_with_the_default_cap() -> None:
         await client.send_line(AFTER)
         client.close_input()
 
-    async with Connection(client.agent_source, client.agent_sink, ToyRouter()) as conn:
+    async with Connection(client.agent_source, client.agent_sink) as conn:
         async with anyio.create_task_group() as tg:
             tg.start_soon(feed)
-            assert await conn.serve() is ServeEnd.EOF
+            assert await conn.serve(ToyRouter()) is ServeEnd.EOF
         first, second = await client.receive(), await client.receive()
     assert (first["id"], first["error"]["data"]) == (None, {"reason": "line_too_long"})
     assert second == AFTER_ANSWER
@@ -189,11 +189,11 @@ async def test_unencodable_result_is_an_internal_error() -> None:
 async def test_deferred_answers_later_and_survives_eof() -> None:
     router = ToyRouter()
     client = MemoryClient()
-    async with Connection(client.agent_source, client.agent_sink, router) as conn:
+    async with Connection(client.agent_source, client.agent_sink) as conn:
         await client.send_line(request(1, "slow", {"n": 1}))
         await client.send_line(request(2, "echo", 2))
         client.close_input()
-        assert await conn.serve() is ServeEnd.EOF
+        assert await conn.serve(router) is ServeEnd.EOF
         assert await client.receive() == {"jsonrpc": "2.0", "id": 2, "result": 2}
         router.release.set()
         await conn.wait_deferred()
@@ -202,11 +202,11 @@ async def test_deferred_answers_later_and_survives_eof() -> None:
 
 async def test_leaving_the_block_cancels_unfinished_deferred_requests() -> None:
     client = MemoryClient()
-    async with Connection(client.agent_source, client.agent_sink, ToyRouter()) as conn:
+    async with Connection(client.agent_source, client.agent_sink) as conn:
         await client.send_line(request(1, "slow"))
         await client.send_line(AFTER)
         client.close_input()
-        await conn.serve()
+        await conn.serve(ToyRouter())
     client.close_output()
     assert await client.receive_all() == [AFTER_ANSWER]
 
@@ -218,13 +218,13 @@ class Answer(msgspec.Struct, frozen=True):
 async def test_outgoing_requests_are_correlated() -> None:
     client = MemoryClient()
     results: dict[str, Answer] = {}
-    async with Connection(client.agent_source, client.agent_sink, ToyRouter()) as conn:
+    async with Connection(client.agent_source, client.agent_sink) as conn:
 
         async def ask(path: str) -> None:
             results[path] = await conn.request("fs/read_text_file", {"path": path}, Answer)
 
         async with anyio.create_task_group() as tg:
-            tg.start_soon(conn.serve)
+            tg.start_soon(conn.serve, ToyRouter())
             tg.start_soon(ask, "a")
             first = await client.receive()
             tg.start_soon(ask, "b")
@@ -246,10 +246,10 @@ async def _one_request_answered_with(answer: dict[str, Any]) -> BaseException | 
     client = MemoryClient()
     outcome: list[BaseException | Answer] = []
     async with (
-        Connection(client.agent_source, client.agent_sink, ToyRouter()) as conn,
+        Connection(client.agent_source, client.agent_sink) as conn,
         anyio.create_task_group() as tg,
     ):
-        tg.start_soon(conn.serve)
+        tg.start_soon(conn.serve, ToyRouter())
 
         async def ask() -> None:
             try:
@@ -289,7 +289,7 @@ async def test_unknown_response_id_is_dropped_and_logged() -> None:
 
 async def test_eof_fails_pending_and_later_outgoing_requests() -> None:
     client = MemoryClient()
-    async with Connection(client.agent_source, client.agent_sink, ToyRouter()) as conn:
+    async with Connection(client.agent_source, client.agent_sink) as conn:
         failures: list[WireClosed] = []
 
         async def ask() -> None:
@@ -301,7 +301,7 @@ async def test_eof_fails_pending_and_later_outgoing_requests() -> None:
             tg.start_soon(ask)
             await client.receive()
             client.close_input()
-            assert await conn.serve() is ServeEnd.EOF
+            assert await conn.serve(ToyRouter()) is ServeEnd.EOF
         assert len(failures) == 1
         with pytest.raises(WireClosed):
             await conn.request("x/ask", {}, Answer)
@@ -321,7 +321,7 @@ async def test_backpressure_waits_and_keeps_order() -> None:
     sink = GatedSink()
     client = MemoryClient()
     sent = 0
-    async with Connection(client.agent_source, sink, ToyRouter(), queue_frames=4) as conn:
+    async with Connection(client.agent_source, sink, queue_frames=4) as conn:
 
         async def produce() -> None:
             nonlocal sent
@@ -343,11 +343,11 @@ async def test_backpressure_waits_and_keeps_order() -> None:
 async def test_broken_wire_is_reported_once_and_stops_serving() -> None:
     client = MemoryClient()
     with capture_logs() as logs:
-        async with Connection(client.agent_source, client.agent_sink, ToyRouter()) as conn:
+        async with Connection(client.agent_source, client.agent_sink) as conn:
             ends: list[ServeEnd] = []
 
             async def serve() -> None:
-                ends.append(await conn.serve())
+                ends.append(await conn.serve(ToyRouter()))
 
             async with anyio.create_task_group() as tg:
                 tg.start_soon(serve)
@@ -365,10 +365,10 @@ async def test_broken_wire_is_reported_once_and_stops_serving() -> None:
 async def test_deferred_answer_after_a_broken_wire_is_dropped() -> None:
     router = ToyRouter()
     client = MemoryClient(capacity=BIG)
-    async with Connection(client.agent_source, client.agent_sink, router) as conn:
+    async with Connection(client.agent_source, client.agent_sink) as conn:
         await client.send_line(request(1, "slow"))
         client.close_input()
-        await conn.serve()
+        await conn.serve(router)
         client.stop_reading()
         await conn.notify("n")
         await conn.wire_closed.wait()
@@ -380,13 +380,13 @@ async def test_cancelling_serve_fails_pending_outgoing_requests() -> None:
     client = MemoryClient()
     scope = anyio.CancelScope()
     async with (
-        Connection(client.agent_source, client.agent_sink, ToyRouter()) as conn,
+        Connection(client.agent_source, client.agent_sink) as conn,
         anyio.create_task_group() as tg,
     ):
 
         async def serve() -> None:
             with scope:
-                await conn.serve()
+                await conn.serve(ToyRouter())
 
         async def ask() -> None:
             with pytest.raises(WireClosed):

@@ -37,8 +37,8 @@ async def serve_fds(fd_in: int, fd_out: int) -> None:
     router = ToyRouter()
     router.release.set()
     try:
-        async with Connection(source, sink, router) as conn:
-            assert await conn.serve() is ServeEnd.EOF
+        async with Connection(source, sink) as conn:
+            assert await conn.serve(router) is ServeEnd.EOF
             await conn.wait_deferred()
     finally:
         source.close()
@@ -98,9 +98,9 @@ async def test_epipe_sets_wire_closed_once(fds: list[int]) -> None:
     fds += [in_r, in_w, out_w]
     source, sink = FdSource(in_r), FdSink(out_w)
     with capture_logs() as logs:
-        async with Connection(source, sink, ToyRouter()) as conn:
+        async with Connection(source, sink) as conn:
             os.write(in_w, request(1, "echo") + b"\n")
-            assert await conn.serve() is ServeEnd.WIRE_CLOSED  # stdin is still open
+            assert await conn.serve(ToyRouter()) is ServeEnd.WIRE_CLOSED  # stdin is still open
             assert conn.wire_closed.is_set()
             await conn.notify("n")
     sink.close()

@@ -43,12 +43,12 @@ class FollowUpRouter:
 async def run(lines: list[bytes]) -> list[Any]:
     router = FollowUpRouter()
     client = MemoryClient(capacity=BIG)
-    async with Connection(client.agent_source, client.agent_sink, router) as conn:
+    async with Connection(client.agent_source, client.agent_sink) as conn:
         router.conn = conn
         for line in lines:
             await client.send_line(line)
         client.close_input()
-        await conn.serve()
+        await conn.serve(router)
     client.close_output()
     return await client.receive_all()
 

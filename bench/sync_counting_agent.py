@@ -8,8 +8,9 @@ exactly which events each sync made durable.
 ``ACP_AGENT_TEST_SYNC_DELAY_MS``, if set, makes each call sleep that long first: a slow disk,
 which widens the window in which a journal barrier is in progress.
 
-Run as a script (``python tests/support/sync_counting_agent.py --model ...``), like
-``fake_agent.py``.
+Run as a script (``python bench/sync_counting_agent.py --model ...``), like
+``tests/support/fake_agent.py``. It lives in ``bench/`` because the benchmarks use it too, and
+bench does not import ``tests/``.
 """
 
 from __future__ import annotations

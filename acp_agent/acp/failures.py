@@ -1,0 +1,58 @@
+"""The session layer's refusals (``session/errors.py``) as ACP wire errors, in one place.
+
+| refusal | code | ``data`` |
+|---|---|---|
+| ``UnknownSession`` | -32002 resource not found | ``sessionId`` |
+| ``BadSessionId`` | -32602 | ``path``: ``$.sessionId`` (one to open) or ``$._meta.acp_agent.sessionId`` (asked for) |
+| ``SessionIdInUse`` | -32602 | ``sessionId`` |
+| ``ForkRefused`` | -32602 | ``sessionId``, ``seq`` |
+| ``SessionUnavailable`` | -32603 | ``reason`` (``journal_locked`` / ``journal_unreadable``), ``sessionId`` |
+| ``UnknownModel`` | -32602 | ``path``: ``$.value`` |
+| ``ModelKeyMissing`` | -32000 auth required | ``authMethodId``, ``env`` |
+
+The message is the refusal's own. The router applies ``wire_error`` to every handler
+(``server.py`` ``_typed``), so no handler catches a session error itself.
+"""
+
+from __future__ import annotations
+
+from acp_agent.errors import (
+    AuthRequired,
+    InternalError,
+    InvalidParams,
+    ResourceNotFound,
+    RpcError,
+)
+from acp_agent.session.errors import (
+    BadSessionId,
+    ForkRefused,
+    IdRole,
+    ModelKeyMissing,
+    SessionError,
+    SessionIdInUse,
+    SessionUnavailable,
+    UnknownModel,
+    UnknownSession,
+)
+
+ID_PATHS = {IdRole.EXISTING: "$.sessionId", IdRole.REQUESTED: "$._meta.acp_agent.sessionId"}
+
+
+def wire_error(exc: SessionError) -> RpcError:
+    message = str(exc)
+    match exc:
+        case UnknownSession(session_id=sid):
+            return ResourceNotFound(message, {"sessionId": sid})
+        case BadSessionId(role=role):
+            return InvalidParams(message, {"path": ID_PATHS[role]})
+        case SessionIdInUse(session_id=sid):
+            return InvalidParams(message, {"sessionId": sid})
+        case ForkRefused(session_id=sid, seq=seq):
+            return InvalidParams(message, {"sessionId": sid, "seq": seq})
+        case SessionUnavailable(session_id=sid):
+            return InternalError(message, {"reason": exc.reason, "sessionId": sid})
+        case UnknownModel():
+            return InvalidParams(message, {"path": "$.value"})
+        case ModelKeyMissing(needed=needed):
+            return AuthRequired(message, {"authMethodId": needed.method_id, "env": needed.env})
+    raise AssertionError(f"no wire error for {type(exc).__name__}")

@@ -1,0 +1,85 @@
+"""What the session layer refuses, as plain exceptions: no wire codes, no JSON paths.
+
+Every front door maps them to its own words: the ACP router through ``acp/failures.py`` (codes,
+``data.reason``, the path of the offending parameter), the CLI to an exit status and a line on
+stderr, the Python API hands them to the caller as they are. A session id that is refused says
+which id it was (``IdRole``), so a front door can point at the parameter that carried it.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+from acp_agent.journal.errors import JournalError, JournalLocked
+from acp_agent.model.registry import KeyNeeded
+
+
+class SessionError(Exception):
+    """Something a session operation refuses; the message is meant for the person."""
+
+
+class IdRole(StrEnum):
+    """Which session id an operation was given: one to open, or one asked for a new session."""
+
+    EXISTING = "existing"
+    REQUESTED = "requested"
+
+
+class UnknownSession(SessionError):
+    def __init__(self, session_id: str) -> None:
+        super().__init__(f"unknown session {session_id!r}")
+        self.session_id = session_id
+
+
+class BadSessionId(SessionError):
+    """Not a valid session id (``journal/paths.py`` says what is)."""
+
+    def __init__(self, message: str, session_id: str, role: IdRole) -> None:
+        super().__init__(message)
+        self.session_id = session_id
+        self.role = role
+
+
+class SessionIdInUse(SessionError):
+    def __init__(self, session_id: str) -> None:
+        super().__init__(f"session id {session_id!r} is already in use")
+        self.session_id = session_id
+
+
+class SessionUnavailable(SessionError):
+    """A session exists on disk but its journal cannot be served (locked, unreadable)."""
+
+    def __init__(self, session_id: str, cause: JournalError | OSError) -> None:
+        super().__init__(f"cannot open session {session_id!r}: {cause}")
+        self.session_id = session_id
+        self.cause = cause
+
+    @property
+    def reason(self) -> str:
+        return "journal_locked" if isinstance(self.cause, JournalLocked) else "journal_unreadable"
+
+
+class ForkRefused(SessionError):
+    """The fork point (or the history before it) cannot start a session; nothing was created."""
+
+    def __init__(self, session_id: str, seq: int, reason: str) -> None:
+        super().__init__(f"cannot fork session {session_id!r} at seq {seq}: {reason}")
+        self.session_id = session_id
+        self.seq = seq
+        self.reason = reason
+
+
+class UnknownModel(SessionError):
+    def __init__(self, spec: object, choices: list[str]) -> None:
+        super().__init__(f"unknown model {spec!r}; one of {', '.join(choices)}")
+        self.spec = spec
+        self.choices = choices
+
+
+class ModelKeyMissing(SessionError):
+    """The model's provider needs an API key that is not set."""
+
+    def __init__(self, spec: str, needed: KeyNeeded) -> None:
+        super().__init__(f"authentication required for model {spec}: {needed.message}")
+        self.spec = spec
+        self.needed = needed

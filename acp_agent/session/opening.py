@@ -1,0 +1,128 @@
+"""A session's journal on disk, taken for a live session: created, opened or forked.
+
+Each function returns a ``JournalWriter`` holding the session's lock, or raises a session error
+(``errors.py``) that says what went wrong in the session layer's words: never a silent fresh
+session, never a journal error a front door must know about. Opening repairs what a crash left:
+a torn tail is moved aside by the reader (logged here), and a turn left open gets its closing
+events (``journal/recovery.py``), admitted but not yet durable (the caller commits them).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import structlog
+
+from acp_agent.content import JsonObject
+from acp_agent.journal.errors import JournalError, JournalExists, JournalNotFound
+from acp_agent.journal.events import Entry, SessionHeader
+from acp_agent.journal.files import FileFactory
+from acp_agent.journal.paths import InvalidSessionId, journal_path, session_dir, validate_session_id
+from acp_agent.journal.recovery import interrupted_turn_repair
+from acp_agent.journal.writer import JournalWriter
+from acp_agent.session import fork as forking
+from acp_agent.session.catalog import read_title
+from acp_agent.session.errors import (
+    BadSessionId,
+    IdRole,
+    SessionIdInUse,
+    SessionUnavailable,
+    UnknownSession,
+)
+from acp_agent.session.ports import now_ms
+
+log = structlog.get_logger("acp_agent.sessions")
+
+
+@dataclass
+class Opened:
+    """A session journal taken from disk: its writer, its history (with any repair appended,
+    not yet durable) and its title."""
+
+    writer: JournalWriter
+    header: SessionHeader
+    entries: list[Entry]
+    title: str | None
+
+
+def checked_id(session_id: str, role: IdRole) -> str:
+    try:
+        validate_session_id(session_id)
+    except InvalidSessionId as exc:
+        raise BadSessionId(str(exc), session_id, role) from exc
+    return session_id
+
+
+async def create_journal(
+    state_dir: Path, header: SessionHeader, file_factory: FileFactory | None
+) -> JournalWriter:
+    """A new session's journal. A directory without a journal is what a ``session/new`` cut by
+    a crash leaves: that id was never answered to anyone, so it is free."""
+    checked_id(header.id, IdRole.REQUESTED)
+    directory = session_dir(state_dir, header.id)
+    if journal_path(directory).exists():
+        raise SessionIdInUse(header.id)
+    try:
+        return await JournalWriter.create(directory, header, file_factory=file_factory)
+    except JournalExists as exc:
+        raise SessionIdInUse(header.id) from exc
+    except (JournalError, OSError) as exc:
+        raise SessionUnavailable(header.id, exc) from exc
+
+
+async def open_journal(
+    state_dir: Path, session_id: str, file_factory: FileFactory | None
+) -> Opened:
+    """A session on disk: loaded, tail-repaired, an interrupted turn closed."""
+    directory = session_dir(state_dir, checked_id(session_id, IdRole.EXISTING))
+    if not directory.is_dir():
+        raise UnknownSession(session_id)
+    try:
+        writer, loaded = await JournalWriter.open(directory, file_factory=file_factory)
+    except JournalNotFound as exc:  # a session/new cut by a crash: no session there
+        raise UnknownSession(session_id) from exc
+    except (JournalError, OSError) as exc:
+        raise SessionUnavailable(session_id, exc) from exc
+    if loaded.repaired is not None:
+        side_file = str(loaded.repaired.side_file)
+        log.warning("journal_tail_moved_aside", session_id=session_id, side_file=side_file)
+    entries = list(loaded.entries)
+    for event in interrupted_turn_repair(entries):
+        entry = Entry(seq=writer.next_seq, time=now_ms(), event=event)
+        entries.append(entry)
+        writer.append(entry)
+    return Opened(writer, loaded.header, entries, read_title(directory))
+
+
+async def fork_journal(
+    state_dir: Path,
+    parent_id: str,
+    cwd: str,
+    *,
+    at_seq: int | None,
+    session_id: str | None,
+    mcp_servers: list[JsonObject] | None,
+    file_factory: FileFactory | None,
+) -> SessionHeader:
+    """Write the child of ``parent_id`` at a stable boundary (``fork.py``; ``ForkRefused`` when
+    the point is not one); open it next."""
+    try:
+        return await forking.fork_session(
+            state_dir,
+            parent_id,
+            at_seq=at_seq,
+            new_id=session_id,
+            cwd=cwd,
+            mcp_servers=mcp_servers,
+            file_factory=file_factory,
+        )
+    except InvalidSessionId as exc:
+        role = IdRole.EXISTING if exc.session_id == parent_id else IdRole.REQUESTED
+        raise BadSessionId(str(exc), exc.session_id, role) from exc
+    except JournalNotFound as exc:
+        raise UnknownSession(parent_id) from exc
+    except JournalExists as exc:
+        raise SessionIdInUse(exc.session_id) from exc
+    except JournalError as exc:
+        raise SessionUnavailable(parent_id, exc) from exc

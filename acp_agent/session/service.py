@@ -1,0 +1,333 @@
+"""The session layer's façade: one way to create, open, drive and close sessions, for every door.
+
+``Sessions`` is the registry of the sessions open in this process (one record each, removed when
+the session closes) and their lifecycle: ``create``, ``open`` (the live session, or the one on
+disk), ``fork``, ``get``, ``close``. It builds each session's ``SessionDeps`` from the front door's
+``Wiring`` (``wiring.py``) and starts its actor in the task group it was given.
+
+``Session`` is one open session: what a caller may do with it (``send``, ``inject``, ``steer``,
+``compact``, ``cancel``, ``when_idle``, ``dispose``), what it is set up with (workspace
+instructions, extra roots, MCP servers) and its settings (mode and model), which are set *and*
+persisted here (``settings.py``). A session opened from disk — ``session/load``, ``resume``,
+``fork``, ``Agent.open_session`` alike — gets its saved settings back in ``Sessions._restore``;
+a model no longer on offer (or whose key is missing) is logged ``session_model_unavailable`` and
+the session stays on the default.
+
+Refusals are ``errors.py``'s plain exceptions; the ACP router maps them to wire errors.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import partial
+from pathlib import Path
+from typing import Generic
+
+import anyio
+import structlog
+from anyio.abc import TaskGroup
+
+from acp_agent.content import ContentBlock, JsonObject, TextContent
+from acp_agent.journal.errors import JournalError, JournalFlushError
+from acp_agent.journal.events import Entry, SessionHeader, Source, SourceKind, source
+from acp_agent.journal.files import FileFactory
+from acp_agent.journal.writer import JournalHealth, JournalWriter
+from acp_agent.mcp.config import McpServerConfig
+from acp_agent.session.actor import SessionActor
+from acp_agent.session.catalog import write_title
+from acp_agent.session.errors import ModelKeyMissing, SessionIdInUse, UnknownModel, UnknownSession
+from acp_agent.session.opening import Opened, create_journal, fork_journal, open_journal
+from acp_agent.session.ports import Reply, SessionDeps, new_id, now_ms
+from acp_agent.session.settings import SessionSettings, load_settings, save_settings
+from acp_agent.session.signals import Outcome, Placement
+from acp_agent.session.wiring import Obs, Wiring
+from acp_agent.session.workspace import find_instructions
+from acp_agent.tools.permissions import Mode, parse_mode
+
+log = structlog.get_logger("acp_agent.sessions")
+
+Content = str | Sequence[ContentBlock]
+
+
+def as_blocks(content: Content) -> list[ContentBlock]:
+    return [TextContent(text=content)] if isinstance(content, str) else list(content)
+
+
+@dataclass(frozen=True)
+class Injected:
+    message_id: str
+    placement: Placement
+
+
+class PendingPrompt:
+    """A prompt accepted into the session's FIFO; its outcome arrives when its turn ends."""
+
+    def __init__(self, reply: Reply[Outcome]) -> None:
+        self._reply = reply
+
+    async def outcome(self) -> Outcome:
+        return await self._reply.wait()
+
+
+class Session(Generic[Obs]):
+    def __init__(self, actor: SessionActor, sessions: Sessions[Obs], observer: Obs) -> None:
+        self.actor = actor
+        self.observer = observer
+        self._sessions = sessions
+        self._chosen_model: str | None = None
+
+    @property
+    def id(self) -> str:
+        return self.actor.id
+
+    @property
+    def header(self) -> SessionHeader:
+        return self.actor.header
+
+    @property
+    def entries(self) -> list[Entry]:
+        """Every event admitted so far, in journal order (durable or not yet flushed)."""
+        return list(self.actor.entries)
+
+    # -- driving it ------------------------------------------------------------------------
+
+    async def inject(self, content: Content, src: Source | None = None) -> Injected:
+        blocks, tag = as_blocks(content), src or source(SourceKind.PLUGIN)
+        message_id, placement = await self.actor.inject(blocks, tag)
+        return Injected(message_id, placement)
+
+    async def send(self, prompt: Content) -> PendingPrompt:
+        return PendingPrompt(await self.actor.submit(as_blocks(prompt)))
+
+    async def steer(self, prompt: Content) -> Placement:
+        """Into the running turn at its next step; with no turn running, as a new prompt."""
+        return await self.actor.steer(as_blocks(prompt))
+
+    async def steer_running(self, prompt: Content) -> Placement:
+        """Into the running turn; with none, nothing happens (``Placement.PROMPT_REQUIRED``)."""
+        return await self.actor.steer(as_blocks(prompt), start_turn=False)
+
+    async def compact(self, instructions: str = "") -> PendingPrompt:
+        """Queue a compaction like the prompt ``/compact instructions``; FIFO with prompts."""
+        return PendingPrompt(await self.actor.compact(instructions))
+
+    async def cancel(self) -> None:
+        await self.actor.cancel()
+
+    async def when_idle(self) -> JournalHealth:
+        return await self.actor.when_idle()
+
+    async def dispose(self) -> None:
+        await self._sessions.close(self)
+
+    # -- what it works with -------------------------------------------------------------------
+
+    async def inject_workspace_instructions(self) -> list[Injected]:
+        """Inject each workspace instruction file of the session cwd (``AGENTS.md``, ...) as one
+        ``plugin``-sourced message (``workspace.py``)."""
+        found = await anyio.to_thread.run_sync(find_instructions, self.header.cwd)
+        return [await self.inject(f.content, f.source) for f in found]
+
+    def set_roots(self, roots: Sequence[Path]) -> None:
+        """The extra roots the session's file tools may use, besides its cwd."""
+        self.actor.deps.tools.set_roots(roots)
+
+    async def use_mcp_servers(self, servers: tuple[McpServerConfig, ...]) -> None:
+        """The session's MCP servers from now on (connected at its next model request)."""
+        hub = self.actor.deps.tools.mcp
+        if hub is not None:
+            await hub.use(servers)
+        elif servers:
+            log.warning("mcp_servers_ignored", session_id=self.id, reason="no MCP support wired")
+
+    # -- settings: set here, persisted here --------------------------------------------------
+
+    @property
+    def mode(self) -> Mode:
+        return self.actor.deps.tools.permissions.mode
+
+    async def set_mode(self, mode: Mode) -> None:
+        """Takes effect at the next tool call."""
+        self.actor.deps.tools.permissions.mode = mode
+        log.info("session_mode_set", session_id=self.id, mode=str(mode))
+        await self._save_settings()
+
+    @property
+    def model(self) -> str | None:
+        """The spec of the model answering the session's next request (``None``: no choice)."""
+        return self._chosen_model or self._sessions.wiring.models.default
+
+    async def set_model(self, spec: object) -> None:
+        """Switch models from the next request; ``UnknownModel`` / ``ModelKeyMissing``."""
+        models = self._sessions.wiring.models
+        if not isinstance(spec, str) or spec not in models.choices():
+            raise UnknownModel(spec, models.choices())
+        self._sessions.require_key(spec)
+        self._use_model(spec)
+        log.info("session_model_set", session_id=self.id, model=spec)
+        await self._save_settings()
+
+    def _use_model(self, spec: str) -> None:
+        self.actor.deps.model = self._sessions.wiring.models.provider(spec)
+        self._chosen_model = spec
+
+    def restore(self, settings: SessionSettings) -> None:
+        mode = parse_mode(settings.mode) if settings.mode is not None else None
+        if mode is not None:
+            self.actor.deps.tools.permissions.mode = mode
+        if settings.model is None:
+            return
+        models = self._sessions.wiring.models
+        if settings.model in models.choices() and models.key_needed(settings.model) is None:
+            self._use_model(settings.model)
+        else:
+            log.warning("session_model_unavailable", session_id=self.id, model=settings.model)
+
+    async def _save_settings(self) -> None:
+        settings = SessionSettings(str(self.mode), self._chosen_model)
+        await save_settings(self._sessions.state_dir, self.id, settings)
+
+
+class Sessions(Generic[Obs]):
+    def __init__(
+        self,
+        state_dir: Path,
+        tg: TaskGroup,
+        wiring: Wiring[Obs],
+        file_factory: FileFactory | None = None,
+    ) -> None:
+        self.state_dir = state_dir
+        self.wiring = wiring
+        self._tg = tg
+        self._file_factory = file_factory
+        self._open: dict[str, Session[Obs]] = {}
+
+    def get(self, session_id: str) -> Session[Obs]:
+        session = self._open.get(session_id)
+        if session is None:
+            raise UnknownSession(session_id)
+        return session
+
+    def find(self, session_id: str) -> Session[Obs] | None:
+        return self._open.get(session_id)
+
+    @property
+    def all(self) -> list[Session[Obs]]:
+        return list(self._open.values())
+
+    def require_key(self, spec: str | None) -> None:
+        """``ModelKeyMissing`` when ``spec``'s provider needs a key that is not set."""
+        needed = self.wiring.models.key_needed(spec)
+        if needed is not None and spec is not None:
+            raise ModelKeyMissing(spec, needed)
+
+    async def create(
+        self, cwd: str, session_id: str | None = None, mcp_servers: list[JsonObject] | None = None
+    ) -> Session[Obs]:
+        """A new session on the default model, in the default mode."""
+        self.require_key(self.wiring.models.default)
+        sid = session_id if session_id is not None else new_id()
+        if sid in self._open:
+            raise SessionIdInUse(sid)
+        header = SessionHeader(id=sid, created_at=now_ms(), cwd=cwd, mcp_servers=mcp_servers)
+        writer = await create_journal(self.state_dir, header, self._file_factory)
+        return await self._start(header, writer)
+
+    async def open(self, session_id: str) -> Session[Obs]:
+        """The live session, or the one on disk with its settings back (``opening.py``)."""
+        self.require_key(self.wiring.models.default)
+        live = self._open.get(session_id)
+        if live is not None:
+            return live
+        return await self._open_from_disk(session_id)
+
+    async def fork(
+        self,
+        parent_id: str,
+        cwd: str,
+        *,
+        at_seq: int | None = None,
+        session_id: str | None = None,
+        mcp_servers: list[JsonObject] | None = None,
+    ) -> Session[Obs]:
+        """Fork ``parent_id`` at a stable boundary and open the child, with the parent's
+        settings. A parent open here is flushed first (best effort), so the fork sees what it
+        admitted."""
+        live = self._open.get(parent_id)
+        if live is not None:
+            await _flush_admitted(live.actor)
+        header = await fork_journal(
+            self.state_dir,
+            parent_id,
+            cwd,
+            at_seq=at_seq,
+            session_id=session_id,
+            mcp_servers=mcp_servers,
+            file_factory=self._file_factory,
+        )
+        return await self._open_from_disk(header.id)
+
+    async def _open_from_disk(self, session_id: str) -> Session[Obs]:
+        opened = await open_journal(self.state_dir, session_id, self._file_factory)
+        session = await self._start(opened.header, opened.writer, opened)
+        await session.actor.commit_repair()  # a failure is reported like any flush failure
+        session.restore(await load_settings(self.state_dir, session_id))
+        return session
+
+    def _deps(self, header: SessionHeader) -> SessionDeps:
+        wiring = self.wiring
+        return SessionDeps(
+            wiring.models.provider(wiring.models.default),
+            wiring.tools(header),
+            wiring.admission(header),
+            max_steps=wiring.max_steps,
+            remember_title=partial(write_title, self.state_dir, header.id),
+            context_window=wiring.context_window,
+        )
+
+    async def _start(
+        self, header: SessionHeader, writer: JournalWriter, opened: Opened | None = None
+    ) -> Session[Obs]:
+        deps = self._deps(header)
+        observer = self.wiring.observer(header, deps.tools)
+        entries, title = (opened.entries, opened.title) if opened else ([], None)
+        actor = SessionActor(header, writer, entries, deps, observer, title)
+        await self._tg.start(actor.run)
+        session = self._open[header.id] = Session(actor, self, observer)
+        log.info("session_started", session_id=header.id, cwd=header.cwd)
+        return session
+
+    async def cancel_all(self) -> None:
+        for session in self.all:
+            await session.cancel()
+
+    async def close_all(self) -> None:
+        """Close every session, all at once (so stopping their MCP servers does not add up)."""
+        async with anyio.create_task_group() as tg:
+            for session in self.all:
+                tg.start_soon(self.close, session)
+
+    async def close(self, session: Session[Obs]) -> None:
+        """Quiescence (turns and flushes), then stop its MCP servers and release its journal."""
+        if self._open.get(session.id) is not session:
+            return
+        actor = session.actor
+        await actor.when_idle()
+        del self._open[session.id]
+        await actor.stop()
+        with anyio.CancelScope(shield=True):
+            await actor.deps.tools.aclose()
+            try:
+                await actor.writer.close()
+            except JournalFlushError as exc:
+                log.error("session_closed_unflushed", session_id=session.id, error=exc.error)
+                return
+        log.info("session_closed", session_id=session.id)
+
+
+async def _flush_admitted(actor: SessionActor) -> None:
+    try:
+        await actor.writer.flush()
+    except JournalError as exc:  # the actor reports its own flush failures
+        log.warning("fork_parent_unflushed", session_id=actor.id, error=str(exc))
