@@ -1,4 +1,6 @@
-"""Wire types of the ``_acp_agent/*`` extension methods (contracts §4) and ``_session/steering``.
+"""Wire types of the ``_acp_agent/*`` extension methods and ``_session/steering``.
+
+The methods are docs/contract.md §4.
 
 Advertised in ``initialize`` as ``agentCapabilities._meta.acp_agent``. ``schemas/`` is generated
 from these structs, so renaming a field here is a contract change.

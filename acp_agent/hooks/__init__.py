@@ -3,7 +3,7 @@
 - ``decisions``: what a listener answers (``PromptAllow``/``PromptBlock``, ``ToolAllow``/
   ``ToolBlock``; contexts are ``AdditionalContext``).
 - ``waterfall``: listener chains with ``next()`` and their semantics.
-- ``protocol`` / ``command``: the command-hook bridge (contracts §7).
+- ``protocol`` / ``command``: the command-hook bridge (docs/contract.md §7).
 - ``config``: the ``[hooks]`` tables of the config file.
 - ``bridge``: ``HookSet``, what the server holds.
 """

@@ -1,5 +1,5 @@
 """Command hooks: run a configured program as a ``prompt_submit`` / ``pre_tool`` / ``post_tool``
-hook (contracts §7; the wire format is in ``protocol.py``).
+hook (docs/contract.md §7; the wire format is in ``protocol.py``).
 
 Theory of operation
 -------------------
@@ -77,8 +77,8 @@ class CommandHook:
         return self.matcher is None or self.matcher.fullmatch(tool_name) is not None
 
     def default_source(self, call_id: str | None = None) -> Source:
-        """``{"kind": "hook", "hook", "command"}`` (contracts §7); a tool hook's context is
-        ``{"kind": "tool", ..., "callId"}`` (contracts §2: "returned by a tool hook; carries
+        """``{"kind": "hook", "hook", "command"}`` (docs/contract.md §7); a tool hook's context is
+        ``{"kind": "tool", ..., "callId"}`` (docs/contract.md §2: "returned by a tool hook; carries
         callId"), still naming the hook and its command."""
         fields: dict[str, object] = {"hook": str(self.kind), "command": self.command[0]}
         if call_id is None:

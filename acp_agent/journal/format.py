@@ -20,7 +20,7 @@ becomes ``UnknownEvent`` holding the raw ``data`` bytes, which encode back byte 
 
 Checksums are mandatory in every journal this project writes: its header carries one, and a
 journal whose header is sealed must have a sealed line everywhere (``require_crc``). The
-contract (``contracts.md`` §2) makes the checksum an optional extra key, so a hand-written
+contract (``docs/contract.md`` §2) makes the checksum an optional extra key, so a hand-written
 journal whose header has no ``crc`` is read leniently: a line's checksum is verified when present.
 
 If you change the line shape, change ``reader.py`` (which relies on lines being

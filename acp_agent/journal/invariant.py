@@ -1,4 +1,4 @@
-"""The session invariant (``contracts.md`` §2 and the design note), as a checker.
+"""The session invariant (``docs/contract.md`` §2 and the design note), as a checker.
 
 Theory of operation
 -------------------

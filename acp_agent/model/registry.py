@@ -2,7 +2,7 @@
 
 Specs:
 
-- ``script:PATH`` — the script model (contracts §5).
+- ``script:PATH`` — the script model (docs/contract.md §5).
 - ``PROVIDER:MODEL`` — an OpenAI-compatible Chat Completions model. ``PROVIDER`` is ``openai``,
   ``deepseek`` or the name of a ``[providers.<name>]`` table of the config file
   (``acp_agent/model/config.py``). Where a provider's settings come from, first match wins:

@@ -1,10 +1,12 @@
-"""The script model: a deterministic provider for tests, demos and scripts (contracts §5).
+"""The script model: a deterministic provider for tests, demos and scripts.
+
+The format is docs/contract.md §5.
 
 ``PATH`` is a JSONL file; each line answers one model request (one step), consumed in order
 across the whole process, whatever the session. The file is read once, at the first request,
 and every line is validated then, so a typo fails with its line number instead of half-way
 through a session. When the lines run out, the request fails with a clear ``ModelError``.
-Beyond contracts §5, a line may carry ``"usage": {"inputTokens", "outputTokens",
+Beyond docs/contract.md §5, a line may carry ``"usage": {"inputTokens", "outputTokens",
 "reasoningTokens"?}``: reported
 (``usage_update``) after the tool calls, as a provider reports its usage.
 

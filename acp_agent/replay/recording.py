@@ -1,8 +1,8 @@
 """A ``ModelProvider`` wrapper that writes what the provider streamed as script-model lines.
 
 Any provider works: ``RecordingProvider(inner, sink)`` passes every request to ``inner`` and
-every event back unchanged, and turns each request's stream into one ``ScriptLine`` (contracts
-§5), so the recorded fixture replays key-free through ``script:``:
+every event back unchanged, and turns each request's stream into one ``ScriptLine``
+(docs/contract.md §5), so the recorded fixture replays key-free through ``script:``:
 
 - thought deltas -> ``thought`` (joined; the script model streams its thought first, so a
   thought that came after text moves before it);

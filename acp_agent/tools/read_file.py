@@ -1,4 +1,6 @@
-"""``read_file {path, line?, limit?}``: read a text file relative to the session cwd (contracts §6).
+"""``read_file {path, line?, limit?}``: read a text file relative to the session cwd.
+
+The tool is docs/contract.md §6.
 
 ``line`` (1-based) and ``limit`` select a range of lines; without them the whole file is read.
 

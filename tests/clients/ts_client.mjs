@@ -200,7 +200,7 @@ async function firstConnection() {
       unknownExtension: unknown,
     };
   });
-  agent.child.stdin.end(); // the agent exits 0 at EOF (contracts §1)
+  agent.child.stdin.end(); // the agent exits 0 at EOF (docs/contract.md §1)
   const exitCode = await agent.exited;
   return { ...summary, log, exitCode, wire: agent.wire };
 }
@@ -223,7 +223,7 @@ async function secondConnection(sessionId) {
     const replay = [...log.updates];
     return { response, replay };
   });
-  agent.child.stdin.end(); // the agent exits 0 at EOF (contracts §1)
+  agent.child.stdin.end(); // the agent exits 0 at EOF (docs/contract.md §1)
   const exitCode = await agent.exited;
   return { ...summary, exitCode, wire: agent.wire };
 }

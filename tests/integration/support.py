@@ -1,7 +1,7 @@
 """Shared pieces of the integration tests: scripts, session frames, and the journal checks.
 
 Every scenario ends with ``check_journal``: the journal passes the project's invariant checker,
-and its bytes match the public format of ``contracts.md`` §2 (header line, one envelope per line,
+and its bytes match the public format of ``docs/contract.md`` §2 (header line, one envelope per line,
 contiguous seqs, the documented ``data`` of each event type) with files ``0600`` in ``0700``
 directories. The checks read the raw lines themselves, so they do not depend on the project's own
 reader being right.
@@ -28,7 +28,7 @@ JOURNAL_SCHEMA = "journal-line.schema.json"
 HEADER_KEYS = {"type", "version", "id", "createdAt", "cwd"}
 ENVELOPE_KEYS = {"seq", "time", "type", "data"}
 
-# contracts.md §2: the data members every consumer may rely on, per event type.
+# docs/contract.md §2: the data members every consumer may rely on, per event type.
 DATA_KEYS: dict[str, set[str]] = {
     "user/message": {"id", "content", "source"},
     "turn/start": {"turn"},
@@ -271,7 +271,7 @@ def journal_schema() -> Any:
 
 
 def check_journal(state_dir: Path, session_id: str, cwd: Path | None = None) -> Journal:
-    """Check a closed session's journal against contracts §2 and the invariant; return it."""
+    """Check a closed session's journal against docs/contract.md §2 and the invariant; return it."""
     directory = session_path(state_dir, session_id)
     path = directory / JOURNAL
     assert path.is_file(), f"no journal at {path}"

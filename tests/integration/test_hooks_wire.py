@@ -1,4 +1,4 @@
-"""Hooks over the ACP wire, with real hook processes from a config file (contracts §7).
+"""Hooks over the ACP wire, with real hook processes from a config file (docs/contract.md §7).
 
 Names the design-note criteria it proves: AC6 (admission before the turn, a block writes
 nothing, earlier caller context stays) and AC5 (post_tool contexts after the whole batch).

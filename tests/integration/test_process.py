@@ -1,6 +1,6 @@
 """The agent as a process: stdout hygiene, the three endings, and stderr that nobody reads.
 
-``contracts.md`` §1 and ``reliability.md``: stdout carries frames only; stdin EOF lets the work
+``docs/contract.md`` §1 and ``reliability.md``: stdout carries frames only; stdin EOF lets the work
 already received finish and exits 0; SIGTERM cancels running turns, answers their prompts
 ``cancelled`` and exits 0 within 3 s, and a second signal exits at once; a client that closes our
 stdout (EPIPE) ends the process cleanly; a stderr pipe nobody drains never blocks the agent.
@@ -185,7 +185,7 @@ async def test_stdin_eof_mid_turn_lets_the_turn_finish(
         assert await agent.wait_exit() == 0
     texts = [f["params"]["update"]["content"]["text"] for f in [first, *rest[:-1]]]
     assert texts == chunks
-    # contracts §1: logs on stderr are structured JSON lines, nothing else.
+    # docs/contract.md §1: logs on stderr are structured JSON lines, nothing else.
     for text in agent.stderr.decode().splitlines():
         assert isinstance(json.loads(text).get("event"), str), text
     journal = check_journal(state_dir, SID, workspace)

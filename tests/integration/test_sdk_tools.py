@@ -109,7 +109,7 @@ async def test_read_file_batch_through_the_client_fs(
     results = assert_batch_journal(state_dir, sid, workspace, second_error=False)
     assert results[0]["content"] == [{"type": "text", "text": "alpha from the editor\n"}]
 
-    # contracts §5: each model request is logged; the second one carries both results.
+    # docs/contract.md §5: each model request is logged; the second one carries both results.
     logged = read_jsonl(requests)
     assert [(r["sessionId"], r["turn"], r["step"]) for r in logged] == [(sid, 1, 1), (sid, 1, 2)]
     assert all("read_file" in r["tools"] for r in logged)

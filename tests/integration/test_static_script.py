@@ -1,6 +1,6 @@
 """A static script piped into the agent: every frame written at once, then stdin closed.
 
-That is how ``printf '...' | acp-agent`` and CI scripts use the agent (contracts §1): on stdin EOF
+That is how ``printf '...' | acp-agent`` and CI scripts use the agent (docs/contract.md §1): on stdin EOF
 it stops reading, finishes every request already received, and exits 0. The script addresses its
 session by the id it requested in ``session/new`` ``_meta``. stdin and stdout may be pipes or
 regular files.
