@@ -15,6 +15,18 @@ running in its group must not outlive the call), on timeout, and when the caller
 a command runs its group id is in ``_LIVE``, so ``kill_all`` (the server's last act on a second
 signal, when nothing else gets to run) can end every group still running. Processes that start
 their own session (``setsid``) leave the group and are beyond reach.
+
+The shell is *gated* (``_GATED``, ``_Gate``): spawning returns only some event-loop turns after
+the child exists (asyncio connects the pipes first), and a command running in that window would
+be in no one's hands — not in ``_LIVE`` (``kill_all`` misses it), not yet inside the ``try`` whose
+``finally`` kills the group (a cancellation there kills the shell alone, and its background
+children live on). So the shell first waits for one line on a gate pipe, which is written only
+once its group is in ``_LIVE`` and the kill-on-every-way-out ``try`` is entered. Invariant: *a
+command has run only if its group is in ``_LIVE`` or has been killed*. A shell whose gate closes
+unopened (spawning failed or was cancelled, or this process died) exits having run nothing.
+
+All of it runs on the event loop's thread (``kill_all`` too: the signal watcher is a task), so
+``_LIVE`` needs no lock; what matters is which steps have an ``await`` between them.
 """
 
 from __future__ import annotations
@@ -24,6 +36,7 @@ import os
 import signal
 import subprocess
 from dataclasses import dataclass
+from types import TracebackType
 
 import anyio
 import anyio.abc
@@ -32,6 +45,12 @@ import structlog
 log = structlog.get_logger("acp_agent.tools")
 
 SHELL = "/bin/sh"
+GATE_CLOSED_STATUS = 125
+"""The shell's exit status when its gate closed unopened (the command did not run)."""
+_GATED = f'read -r go || exit {GATE_CLOSED_STATUS}; exec "$0" -c "$1" </dev/null'
+"""Run as ``sh -c _GATED SHELL COMMAND`` with the gate as stdin: wait for the gate's line, then
+*become* ``SHELL -c COMMAND`` (``exec``: the same process, so the same pid, ``$$`` and group)
+with stdin from ``/dev/null``. End of file instead of a line: exit, running nothing."""
 _LIVE: set[int] = set()
 
 
@@ -46,28 +65,62 @@ class Finished:
 
 
 async def run_local(command: str, cwd: str, timeout_s: float, limit: int) -> Finished:
-    """Run ``command`` to its end or its timeout. Raises ``OSError`` if the shell cannot start."""
-    process = await anyio.open_process(
-        [SHELL, "-c", command],
-        stdin=subprocess.DEVNULL,
+    """Run ``command`` to its end or its timeout. Raises ``OSError`` if the shell cannot start.
+
+    The group enters ``_LIVE`` before the gate opens (no ``await`` between spawning and
+    registering, none between registering and the ``try``) and leaves it when it is killed."""
+    tail = _Tail(limit)
+    with _Gate() as gate:
+        process = await _spawn(command, cwd, gate.reader)
+        _LIVE.add(process.pid)
+        deadline = anyio.move_on_after(timeout_s)
+        try:
+            gate.open()
+            with deadline:
+                await _drain(process, tail)
+        finally:
+            await _end(process)
+    return _finished(process.returncode, tail, deadline.cancelled_caught)
+
+
+async def _spawn(command: str, cwd: str, gate: int) -> anyio.abc.Process:
+    """Start the gated shell (``_GATED``) reading ``gate``. However long this takes to return
+    (tests stretch it), the command does not run before the gate opens."""
+    return await anyio.open_process(
+        [SHELL, "-c", _GATED, SHELL, command],
+        stdin=gate,
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         cwd=cwd,
         env=_environment(),
         start_new_session=True,
     )
-    _LIVE.add(process.pid)
-    tail = _Tail(limit)
-    try:
-        with anyio.move_on_after(timeout_s) as deadline:
-            await _drain(process, tail)
-    finally:
-        kill_group(process.pid)
-        with anyio.CancelScope(shield=True):
-            await process.aclose()
-        _LIVE.discard(process.pid)
-    code = process.returncode
-    timed_out = deadline.cancelled_caught
+
+
+async def _drain(process: anyio.abc.Process, tail: _Tail) -> None:
+    assert process.stdout is not None
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(tail.read, process.stdout)
+        await process.wait()
+        _kill_live(process.pid)  # leftovers holding the pipe open go with the shell
+
+
+async def _end(process: anyio.abc.Process) -> None:
+    """Kill and deregister the group, then reap the shell (shielded: a cancelled call reaps too)."""
+    _kill_live(process.pid)
+    with anyio.CancelScope(shield=True):
+        await process.aclose()
+
+
+def _kill_live(pgid: int) -> None:
+    """Kill a registered group and deregister it in the same step: a SIGKILLed group has nothing
+    left to kill, and a group id kept past it is one ``kill_all`` would signal (and log as killed
+    at exit) although its group is gone and the id may be free."""
+    kill_group(pgid)
+    _LIVE.discard(pgid)
+
+
+def _finished(code: int | None, tail: _Tail, timed_out: bool) -> Finished:
     died = code is not None and code < 0
     return Finished(
         tail.text(),
@@ -78,21 +131,16 @@ async def run_local(command: str, cwd: str, timeout_s: float, limit: int) -> Fin
     )
 
 
-async def _drain(process: anyio.abc.Process, tail: _Tail) -> None:
-    assert process.stdout is not None
-    async with anyio.create_task_group() as tg:
-        tg.start_soon(tail.read, process.stdout)
-        await process.wait()
-        kill_group(process.pid)  # leftovers holding the pipe open go with the shell
-
-
 def kill_group(pgid: int) -> None:
     with contextlib.suppress(ProcessLookupError, PermissionError):  # already gone
         os.killpg(pgid, signal.SIGKILL)
 
 
 def kill_all() -> None:
-    """Kill every command group still running (no reaping: the process is about to exit)."""
+    """Kill every command group still running (no reaping: the process is about to exit).
+
+    A shell spawned but not yet registered is still at its gate, which closes with this process:
+    it exits without running its command."""
     for pgid in list(_LIVE):
         log.warning("command_killed_at_exit", pgid=pgid)
         kill_group(pgid)
@@ -105,6 +153,34 @@ def live_groups() -> frozenset[int]:
 
 def _environment() -> dict[str, str]:
     return {k: v for k, v in os.environ.items() if not k.upper().endswith("_API_KEY")}
+
+
+class _Gate:
+    """The pipe a gated shell (``_GATED``) reads its go-ahead line from, as its stdin.
+
+    Both ends are close-on-exec (``os.pipe``); the shell gets only the read end, as fd 0, and
+    replaces it with ``/dev/null`` when it goes ahead. ``open`` writes the line; leaving the
+    ``with`` block closes both ends, so a shell still waiting then reads end of file and exits
+    ``GATE_CLOSED_STATUS``. The read end stays open here until then, so ``open`` cannot meet a
+    broken pipe even if the shell was killed from outside."""
+
+    def __init__(self) -> None:
+        self.reader, self._writer = os.pipe()
+
+    def open(self) -> None:
+        os.write(self._writer, b"\n")
+
+    def __enter__(self) -> _Gate:
+        return self
+
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        error: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        os.close(self._writer)
+        os.close(self.reader)
 
 
 class _Tail:

@@ -5,10 +5,13 @@ Permission first (action ``execute``, see ``permissions.py``). Then, when the cl
 with an output byte limit), the terminal is shown in the tool call at once (``terminal``
 content, so the user watches it live), ``terminal/wait_for_exit`` under the timeout
 (``terminal/kill`` when it passes), ``terminal/output`` for the model, and ``terminal/release`` on
-every way out — also when the call is cancelled, which kills the command. Otherwise it runs
-locally (``process.py``): its own process group, the same timeout and output cap, killed on
-cancel. The working directory must be inside the session roots. A non-zero exit, a kill or a
-timeout make the result an error; the output is in it either way.
+every way out — also when the call is cancelled, which kills the command. The client starts the
+command when it creates the terminal, and only the id it answers lets us release it: so a call
+cancelled while ``terminal/create`` is pending still waits for that answer (``CLIENT_GRACE_S``
+at most) and then releases the terminal. Otherwise it runs locally (``process.py``): its own
+process group, the same timeout and output cap, killed on cancel. The working directory must be
+inside the session roots. A non-zero exit, a kill or a timeout make the result an error; the
+output is in it either way.
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import anyio
+import anyio.lowlevel
 import msgspec
 import structlog
 
@@ -43,7 +47,8 @@ NAME = "run_command"
 DEFAULT_TIMEOUT_MS = 120_000
 MAX_TIMEOUT_MS = 600_000
 OUTPUT_LIMIT = 64 << 10
-RELEASE_GRACE_S = 5.0
+CLIENT_GRACE_S = 5.0
+"""How long a cancelled call still waits for the client to answer create or release."""
 
 
 class RunCommandArgs(msgspec.Struct, frozen=True):
@@ -112,10 +117,66 @@ async def _locally(command: str, cwd: Path, timeout_s: float) -> ToolOutput:
 async def _in_terminal(
     ctx: ToolContext, terminals: ClientTerminals, command: str, cwd: Path, timeout_s: float
 ) -> ToolOutput:
+    created: list[str] = []  # the terminal from the moment its id arrives: released from then on
     try:
-        terminal_id = await terminals.create(SHELL, ["-c", command], str(cwd), OUTPUT_LIMIT)
+        terminal_id = await _create(terminals, command, cwd, created)
+        output, status = await _watch(ctx, terminals, terminal_id, timeout_s)
+    finally:
+        if created:
+            await _release(terminals, created[0])
+    done = _finished(output, status)
+    return ToolOutput([shown_as(report(command, done), TerminalView(terminal_id))], failed(done))
+
+
+async def _create(terminals: ClientTerminals, command: str, cwd: Path, created: list[str]) -> str:
+    """``terminal/create``; its id is appended to ``created`` as it arrives, even if the call is
+    cancelled meanwhile.
+
+    Once asked, the client runs the command, and the answer to a request abandoned on
+    cancellation is dropped by the connection: the terminal would never be released, the command
+    never killed. So the request is shielded, with a deadline ``CLIENT_GRACE_S`` after a
+    cancellation (``_grace_once_cancelled``); the cancellation then strikes at the next
+    checkpoint, and the caller releases what is in ``created``. A failure of the request is
+    raised after the watch's task group, which would wrap it in an exception group."""
+    shield = anyio.CancelScope(shield=True)
+    errors: list[Exception] = []
+    async with anyio.create_task_group() as watch:
+        watch.start_soon(_grace_once_cancelled, shield)
+        with shield:
+            try:
+                created.append(await _request_terminal(terminals, command, cwd))
+            except Exception as exc:  # raised below, as it is
+                errors.append(exc)
+        watch.cancel_scope.cancel()
+    if errors:
+        raise errors[0]
+    if shield.cancelled_caught:
+        log.warning("terminal_create_abandoned", command=command, grace_s=CLIENT_GRACE_S)
+        await anyio.lowlevel.checkpoint()  # only a cancelled call gets here: this raises
+    return created[0]
+
+
+async def _request_terminal(terminals: ClientTerminals, command: str, cwd: Path) -> str:
+    try:
+        return await terminals.create(SHELL, ["-c", command], str(cwd), OUTPUT_LIMIT)
     except PeerError as exc:
         raise ToolError(f"{NAME}: the client could not start a terminal: {exc.message}") from exc
+
+
+async def _grace_once_cancelled(shield: anyio.CancelScope) -> None:
+    """Give ``shield`` a deadline ``CLIENT_GRACE_S`` from when this task is cancelled (the call
+    was cancelled, or the shielded request is done and ``_create`` ends the watch)."""
+    try:
+        await anyio.sleep_forever()
+    finally:
+        shield.deadline = min(shield.deadline, anyio.current_time() + CLIENT_GRACE_S)
+
+
+async def _watch(
+    ctx: ToolContext, terminals: ClientTerminals, terminal_id: str, timeout_s: float
+) -> tuple[TerminalOutput, ExitStatus | None]:
+    """Show the terminal, wait for its exit under the timeout (killing it when that passes) and
+    read its output; the status is ``None`` when it timed out."""
     try:
         if ctx.progress is not None and ctx.call is not None:
             await ctx.progress.show(ctx.call.id, [TerminalView(terminal_id)])
@@ -124,18 +185,14 @@ async def _in_terminal(
             status = await terminals.wait_for_exit(terminal_id)
         if status is None:
             await terminals.kill(terminal_id)
-        output = await terminals.output(terminal_id)
+        return await terminals.output(terminal_id), status
     except PeerError as exc:
         raise ToolError(f"{NAME}: the client's terminal failed: {exc.message}") from exc
-    finally:
-        await _release(terminals, terminal_id)
-    done = _finished(output, status)
-    return ToolOutput([shown_as(report(command, done), TerminalView(terminal_id))], failed(done))
 
 
 async def _release(terminals: ClientTerminals, terminal_id: str) -> None:
     """Release (and so kill) the terminal, even when the call is being cancelled."""
-    with anyio.CancelScope(shield=True), anyio.move_on_after(RELEASE_GRACE_S):
+    with anyio.CancelScope(shield=True), anyio.move_on_after(CLIENT_GRACE_S):
         try:
             await terminals.release(terminal_id)
         except (PeerError, WireClosed) as exc:

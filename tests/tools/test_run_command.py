@@ -1,11 +1,12 @@
-"""``run_command`` locally: output, exit status, timeout, output cap, and a cancelled command's
-process group is gone."""
+"""``run_command`` locally: output, exit status, timeout, output cap, a cancelled command's
+process group is gone, and a command runs only once ``kill_all`` can see it."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 import anyio
+import anyio.abc
 import pytest
 
 from acp_agent.content import TextContent
@@ -27,6 +28,27 @@ async def started_group(pgid_file: Path) -> int:
 def written_line(path: Path) -> str | None:
     text = path.read_text() if path.exists() else ""
     return text if text.endswith("\n") else None
+
+
+SPAWN_DELAY_S = 0.3
+
+
+@pytest.fixture
+def slow_spawn(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """Spawning returns ``SPAWN_DELAY_S`` after the shell exists, as on a loaded machine where
+    the event loop gets back late (shielded: it adds no cancellation point). The shells' pids."""
+    spawned: list[int] = []
+    spawn = process._spawn
+
+    async def slow(command: str, cwd: str, gate: int) -> anyio.abc.Process:
+        child = await spawn(command, cwd, gate)
+        spawned.append(child.pid)
+        with anyio.CancelScope(shield=True):
+            await anyio.sleep(SPAWN_DELAY_S)
+        return child
+
+    monkeypatch.setattr(process, "_spawn", slow)
+    return spawned
 
 
 def text(output: ToolOutput) -> str:
@@ -88,11 +110,12 @@ async def test_background_leftovers_die_with_the_shell(workspace: Path) -> None:
 
 
 async def test_a_cancelled_command_leaves_no_process_in_its_group(workspace: Path) -> None:
-    args: dict[str, object] = {"command": "echo $$ > pgid; sleep 30 & sleep 30; wait"}
+    # the sleeps are forked before the pgid file is written: seeing it means they are in the group
+    args: dict[str, object] = {"command": "sleep 30 & sleep 30 & echo $$ > pgid; wait"}
     async with anyio.create_task_group() as tg:
         tg.start_soon(RunCommand().run, args, context(workspace))
         pgid = await started_group(workspace / "pgid")
-        assert len(group_members(pgid)) >= 2, "the shell and its sleeps are running"
+        assert len(group_members(pgid)) >= 3, "the shell and its sleeps are running"
         tg.cancel_scope.cancel()
     assert await group_gone(pgid)
     assert process.live_groups() == frozenset()
@@ -103,5 +126,38 @@ async def test_kill_all_ends_every_running_command(workspace: Path) -> None:
     async with anyio.create_task_group() as tg:
         tg.start_soon(RunCommand().run, args, context(workspace))
         pgid = await started_group(workspace / "pgid")
+        assert pgid in process.live_groups(), "a command that has run is registered"
         process.kill_all()
         assert await group_gone(pgid)
+
+
+async def test_a_command_runs_only_once_kill_all_can_see_it(
+    workspace: Path, slow_spawn: list[int]
+) -> None:
+    """However late spawning returns, the command's first act implies its group is registered
+    (it used to run at once, so ``kill_all`` in that window missed it)."""
+    args: dict[str, object] = {"command": "echo $$ > pgid; sleep 30"}
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(RunCommand().run, args, context(workspace))
+        pgid = await started_group(workspace / "pgid")
+        assert [pgid] == slow_spawn, "the command is the spawned shell, its group its own"
+        assert pgid in process.live_groups(), "the command ran before its group was registered"
+        process.kill_all()
+        assert await group_gone(pgid)
+    assert process.live_groups() == frozenset()
+
+
+async def test_a_shell_whose_gate_closes_unopened_runs_nothing(workspace: Path) -> None:
+    """Why a shell spawned but not yet registered is safe: it is at its gate, and if that closes
+    unopened (spawning was cancelled, the server died) it exits without running the command."""
+    with process._Gate() as gate:
+        shell = await process._spawn("touch ran", str(workspace), gate.reader)
+    async with shell:
+        assert await shell.wait() == process.GATE_CLOSED_STATUS
+    assert not (workspace / "ran").exists()
+
+
+async def test_the_command_reads_dev_null_not_the_gate(workspace: Path) -> None:
+    args: dict[str, object] = {"command": "cat; echo end", "timeout_ms": 10_000}
+    output = await RunCommand().run(args, context(workspace))
+    assert text(output) == "$ cat; echo end\nend\n[exit code 0]"

@@ -189,7 +189,9 @@ async def test_a_cancelled_command_leaves_no_process_in_its_group(
     async with recorded_agent(client, serve_command(script(tmp_path, run)), env=agent_env) as agent:
         sid = await agent.handshake(workspace)
         prompt = asyncio.create_task(agent.prompt_text(sid, "run"))
-        await wait_until(lambda: pgid_file.exists() and pgid_file.read_text().strip() != "", "pgid")
+        await wait_until(
+            lambda: pgid_file.exists() and pgid_file.read_text().endswith("\n"), "pgid"
+        )
         pgid = int(pgid_file.read_text())
         await agent.conn.cancel(session_id=sid)
         assert (await prompt).stop_reason == "cancelled"
