@@ -99,10 +99,20 @@ class Finish(msgspec.Struct, frozen=True):
 StreamEvent = TextDelta | ThoughtDelta | ToolCallReady | Usage | Finish
 
 
+    cost: float | None = None
+    """What the request cost, as the provider reported it (OpenRouter's ``usage.cost``, in its
+    credits); ``None`` when the provider does not say."""
 class ModelError(Exception):
     """A model request failed (network, provider error, exhausted script)."""
 
 
+    reasoning_details: tuple[msgspec.Raw, ...] = ()
+    """Opaque reasoning items the provider wants back with this assistant message on the next
+    request (OpenRouter's ``reasoning_details``: ``reasoning.text`` with its ``signature``,
+    ``reasoning.summary``, ``reasoning.encrypted``), each one JSON object exactly as it is to be
+    re-sent: streamed fragments of one item are already merged, nothing else is changed. Empty
+    for providers that send none. Not for display: the readable text came as ``ThoughtDelta``s.
+    (``msgspec.Raw`` is not hashable, so neither is a ``Finish`` that carries any.)"""
 class ModelProvider(Protocol):
     name: str
 

@@ -3,12 +3,14 @@
 Each ``Reply`` names a file under ``recordings/``; its bytes are sent unchanged as the body.
 Event streams go out with ``Transfer-Encoding: chunked``, one HTTP chunk per SSE event (the
 pieces concatenate to the file, byte for byte), so the client sees them arrive separately.
-Other bodies (a 429's JSON) go out with ``Content-Length``. Two endings model failures:
+Other bodies (a 429's JSON) go out with ``Content-Length``. Three endings model failures:
 
 - ``cut``: after the last piece the server closes the socket without the final empty chunk
   (a connection lost mid-answer);
 - ``hang``: after the last piece the server sends nothing more and waits until the client
-  closes the connection, then sets ``disconnected`` (a slow stream; the test cancels it).
+  closes the connection, then sets ``disconnected`` (a slow stream; the test cancels it);
+- ``reset``: after the last piece (and a moment for the client to read it) the server resets
+  the TCP connection (RST, not a FIN), as llama-cpp-python's server does after ``[DONE]``.
 
 Every request is kept (``requests``) with its raw bytes, so tests can assert the body and
 that the API key appears nowhere but in the ``Authorization`` header. Connections are
@@ -18,6 +20,8 @@ kept alive between requests, as a real server does.
 from __future__ import annotations
 
 import json
+import socket
+import struct
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
@@ -35,6 +39,7 @@ SSE_HEADERS = (
     ("X-Request-Id", "req_loopback"),
 )
 JSON_HEADERS = (("Content-Type", "application/json"),)
+RESET_AFTER_S = 0.05
 
 
 @dataclass(frozen=True)
@@ -44,6 +49,7 @@ class Reply:
     headers: tuple[tuple[str, str], ...] = SSE_HEADERS
     cut: bool = False
     hang: bool = False
+    reset: bool = False
 
     @property
     def body(self) -> bytes:
@@ -132,6 +138,10 @@ class LoopbackServer:
             await stream.send(f"{len(piece):x}\r\n".encode() + piece + b"\r\n")
         if reply.cut:
             return False
+        if reply.reset:
+            await anyio.sleep(RESET_AFTER_S)
+            _abort(stream)
+            return False
         if reply.hang:
             await _wait_for_close(stream)
             self.disconnected.set()
@@ -185,6 +195,12 @@ async def _receive_into(stream: SocketStream, buffer: bytearray) -> bool:
     except (anyio.EndOfStream, anyio.BrokenResourceError, anyio.ClosedResourceError):
         return False
     return True
+
+
+def _abort(stream: SocketStream) -> None:
+    """Make the coming close a reset: linger on, timeout 0."""
+    sock = stream.extra(anyio.abc.SocketAttribute.raw_socket)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
 
 
 async def _wait_for_close(stream: SocketStream) -> None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import socket
 from collections.abc import AsyncIterator, Iterable, Mapping
 from contextlib import asynccontextmanager
+from pathlib import Path
 
 import anyio
 import pytest
@@ -190,3 +191,44 @@ def test_the_backoff_grows_and_is_capped() -> None:
     assert 2.0 <= policy.delay(9, None) <= 4.0
     assert policy.delay(1, 0.02) == 0.02
     assert policy.delay(1, 3600.0) <= 1.0  # an absurd retry-after is not obeyed
+
+
+async def test_an_error_inside_the_stream_is_final_and_never_quotes_the_key(
+    tmp_path: Path,
+) -> None:
+    stream = tmp_path / "error.sse"
+    error = f'{{"error": {{"message": "bad key {KEY} for this model", "type": "auth"}}}}'
+    stream.write_text(f"data: {error}\n\ndata: [DONE]\n\n", "utf-8")
+    async with (
+        loopback(Reply(str(stream)), Reply("text.sse")) as server,
+        provider(server.base_url) as model,
+    ):
+        with pytest.raises(ModelError) as failure:
+            await collect(model)
+    assert "bad key [redacted] for this model (auth)" in str(failure.value)
+    assert KEY not in str(failure.value)
+    assert len(server.requests) == 1
+
+
+async def test_think_tags_are_a_provider_option() -> None:
+    async with loopback(Reply("text.sse")) as server:
+        endpoint = Endpoint("local", server.base_url)
+        model = OpenAICompatible(endpoint, "m", FAST, think_tags=True)
+        try:
+            assert text_of(await collect(model)) == "Hello, world!"
+        finally:
+            await model.aclose()
+    assert OpenAICompatible(endpoint, "m").think_tags is False
+
+
+async def test_text_read_together_with_an_error_still_goes_out_before_it(tmp_path: Path) -> None:
+    text = '{"choices": [{"index": 0, "delta": {"content": "Partial"}}]}'
+    error = '{"error": {"message": "engine died"}}'
+    stream = tmp_path / "one-piece.sse"  # CRLF: the loopback sends it as one piece
+    stream.write_bytes(f"data: {text}\r\n\r\ndata: {error}\r\n\r\n".encode())
+    seen: list[StreamEvent] = []
+    async with loopback(Reply(str(stream))) as server, provider(server.base_url) as model:
+        with pytest.raises(ModelError, match="engine died"):
+            async for event in model.stream(REQUEST):
+                seen.append(event)
+    assert text_of(seen) == "Partial"

@@ -55,3 +55,17 @@ def test_at_close_a_complete_event_without_its_blank_line_still_counts() -> None
 
 def test_at_close_a_line_without_its_end_may_be_cut_short_and_is_dropped() -> None:
     assert parse(b'data: a\n\ndata: {"choi') == [SseEvent("a")]
+
+
+def test_an_empty_data_line_is_an_event_with_empty_data() -> None:
+    assert parse(b"data:\n\ndata: x\n\n") == [SseEvent(""), SseEvent("x")]
+
+
+def test_an_error_field_is_read_as_an_error_event() -> None:
+    body = b'error: {"code": 500}\n\ndata: [DONE]\n\n'
+    assert parse(body) == [SseEvent('{"code": 500}', "error"), SseEvent("[DONE]")]
+
+
+def test_a_bare_json_line_is_an_event_of_its_own() -> None:
+    body = b'data: a\n{"error": {"message": "x"}}\n\n'
+    assert parse(body) == [SseEvent('{"error": {"message": "x"}}', "raw"), SseEvent("a")]

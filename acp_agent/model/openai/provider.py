@@ -12,7 +12,11 @@ Retries: a request that fails *before anything was yielded* is retried up to
 timeouts, and on a body that ends early — after ``retry-after-ms`` / ``retry-after`` when the
 server sends one, else after an exponential, jittered backoff. Each retry is logged
 (``model_request_retry``). Once a delta went out, a failure is final (``ModelError``): what the
-client saw cannot be taken back, and the partial answer is journaled as such.
+client saw cannot be taken back, and the partial answer is journaled as such. An error the
+server reports inside the stream (``reader.py``) is final too; a 200 whose stream brings
+nothing at all is retried like a broken one and, when retries run out, reported as such
+(``EmptyStream``). After ``[DONE]`` the answer is complete: a transport error while draining
+the rest of the body is logged (debug) and ignored.
 
 Cancellation is anyio cancellation: the session actor cancels the scope around the iteration
 and closes the generator (``aclosing``); leaving ``client.stream(...)`` closes the response,
@@ -28,7 +32,7 @@ from __future__ import annotations
 
 import itertools
 import random
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Iterator, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -114,10 +118,19 @@ class _Retryable(Exception):
 class OpenAICompatible:
     """A ``ModelProvider`` for one model of one OpenAI-compatible endpoint."""
 
-    def __init__(self, endpoint: Endpoint, model: str, retry: RetryPolicy | None = None) -> None:
+    def __init__(
+        self,
+        endpoint: Endpoint,
+        model: str,
+        retry: RetryPolicy | None = None,
+        *,
+        think_tags: bool = False,
+    ) -> None:
         self.endpoint = endpoint
         self.model = model
         self.retry = retry or RetryPolicy()
+        self.think_tags = think_tags
+        """Read ``<think>…</think>`` in the content as thoughts (see ``reader.py``)."""
         self.name = f"{endpoint.name}:{model}"
         self._http: httpx.AsyncClient | None = None
         self._log = log.bind(provider=endpoint.name, model=model)
@@ -141,7 +154,8 @@ class OpenAICompatible:
             try:
                 async with self._client().stream("POST", "chat/completions", content=body) as r:
                     await self._check(r)
-                    reader, parser = ChatStreamReader(self.name), SseParser()
+                    reader = ChatStreamReader(self.name, think_tags=self.think_tags)
+                    parser = SseParser()
                     chunks = r.aiter_bytes()
                     async for data in chunks:
                         for item in self._read(reader, parser.feed(data)):
@@ -152,7 +166,7 @@ class OpenAICompatible:
                     for item in self._read(reader, parser.close()):
                         yielded = True
                         yield item
-                    await _drain(chunks, reader)
+                    await self._drain(chunks, reader)
                     for item in reader.end():
                         yield item
                     return
@@ -200,13 +214,32 @@ class OpenAICompatible:
             headers["Authorization"] = "Bearer " + self.endpoint.api_key.reveal()
         return headers
 
-    def _read(self, reader: ChatStreamReader, events: list[SseEvent]) -> list[StreamEvent]:
-        items: list[StreamEvent] = []
+    def _read(self, reader: ChatStreamReader, events: list[SseEvent]) -> Iterator[StreamEvent]:
+        """Feed the reader event by event, lazily: what came before an error in the same read
+        still goes out first. An error the server reported fails the request (no retry), its
+        message scrubbed of the key."""
         for event in events:
-            if event.event == "error":
-                raise ModelError(self._scrub(f"{self.name} reported an error: {event.data}"))
-            items += reader.feed(event.data)
-        return items
+            try:
+                items = reader.feed(event.data, event.event)
+            except ModelError as exc:
+                raise ModelError(self._scrub(str(exc))) from None
+            yield from items
+
+    async def _drain(self, chunks: AsyncIterator[bytes], reader: ChatStreamReader) -> None:
+        """After ``[DONE]``, read the rest of the body briefly so the connection can be reused.
+        The answer is complete: a transport error now (llama-cpp-python's server resets the
+        connection after ``[DONE]``) only costs the connection, never the answer."""
+        import httpx
+
+        if not reader.done:
+            return
+        try:
+            with anyio.move_on_after(DRAIN_AFTER_DONE_S):
+                async for _ in chunks:
+                    pass
+        except httpx.TransportError as exc:
+            reason = self._scrub(f"{type(exc).__name__}: {exc}")
+            self._log.debug("model_stream_closed_after_done", reason=reason)
 
     async def _check(self, response: httpx.Response) -> None:
         """Raise for a response that is no event stream: ``_Retryable`` or ``ModelError``."""
@@ -250,15 +283,6 @@ def _retryable(exc: Exception) -> bool:
     if isinstance(exc, _Retryable | IncompleteStream):
         return True
     return isinstance(exc, httpx.TimeoutException | httpx.NetworkError | httpx.RemoteProtocolError)
-
-
-async def _drain(chunks: AsyncIterator[bytes], reader: ChatStreamReader) -> None:
-    """After ``[DONE]``, read the rest of the body briefly so the connection can be reused."""
-    if not reader.done:
-        return
-    with anyio.move_on_after(DRAIN_AFTER_DONE_S):
-        async for _ in chunks:
-            pass
 
 
 async def _read_capped(response: httpx.Response) -> bytes:

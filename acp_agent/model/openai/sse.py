@@ -6,13 +6,25 @@ or CR; a line ``field: value`` sets a field (one optional space after the colon 
 line dispatches the event if it has data. A CR at the very end of a chunk may be the first half
 of a CRLF, so it waits for the next chunk (or ``close``). Lines are decoded as UTF-8 only once
 complete, so a multi-byte character split between two chunks is never cut: CR and LF bytes
-never occur inside a UTF-8 sequence. One leniency: at ``close`` an event whose lines all
-arrived is dispatched although its blank line never came (the standard drops it).
+never occur inside a UTF-8 sequence. An event whose data is empty (``data:``) is dispatched,
+as the standard says; the reader skips it.
+
+Leniencies, each for a server that breaks the format (the standard ignores or drops these):
+
+- at ``close`` an event whose lines all arrived is dispatched although its blank line never
+  came (some servers end with ``data: [DONE]\n``);
+- an ``error: ...`` line (llama.cpp's server writes streamed errors so) is read like a ``data``
+  line of an event named ``error``;
+- a line that is a bare JSON object (Ollama writes a failure mid-stream as ``{"error": ...}``
+  without ``data:``) is dispatched at once as its own event, named ``raw``.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+
+ERROR_FIELD = "error"
+RAW_EVENT = "raw"
 
 
 @dataclass(frozen=True)
@@ -65,6 +77,8 @@ class SseParser:
             return self._dispatch()
         if line.startswith(":"):
             return None
+        if line.startswith("{"):
+            return SseEvent(line, RAW_EVENT)
         name, colon, value = line.partition(":")
         if colon and value.startswith(" "):
             value = value[1:]
@@ -72,6 +86,9 @@ class SseParser:
             self._data.append(value)
         elif name == "event":
             self._event = value
+        elif name == ERROR_FIELD:
+            self._data.append(value)
+            self._event = ERROR_FIELD
         return None
 
     def _dispatch(self) -> SseEvent | None:
