@@ -63,6 +63,7 @@ from acp_agent.session.ports import SessionObserver
 from acp_agent.session.service import Content, Injected, PendingPrompt, Sessions
 from acp_agent.session.service import Session as _Session
 from acp_agent.session.signals import Failed, Finished, Outcome, Placement, Refused, StopReason
+from acp_agent.session.system_prompt import PromptConfig, PromptMode, SessionPrompt
 from acp_agent.session.toolrun import ToolHooks, ToolRunner
 from acp_agent.session.wiring import Models, NullObserver, OneModel, Wiring
 from acp_agent.tools.base import Tool, ToolContext
@@ -86,11 +87,14 @@ __all__ = [
     "Outcome",
     "PendingPrompt",
     "Placement",
+    "PromptConfig",
+    "PromptMode",
     "Refused",
     "ScriptModel",
     "Session",
     "SessionError",
     "SessionIdInUse",
+    "SessionPrompt",
     "SessionUnavailable",
     "Source",
     "SourceKind",
@@ -129,6 +133,7 @@ class Agent:
         max_steps: int = 64,
         file_factory: FileFactory | None = None,
         context_window: int = DEFAULT_CONTEXT_WINDOW,
+        system_prompt: PromptConfig | None = None,
     ) -> AsyncIterator[Agent]:
         models: Models = model if isinstance(model, ModelCatalog) else OneModel(model)
 
@@ -145,7 +150,8 @@ class Agent:
         def observe(header: SessionHeader, _tools: ToolRunner) -> SessionObserver:
             return observer(header) if observer else NullObserver()
 
-        wiring = Wiring(models, runner, admit, observe, context_window, max_steps)
+        instructions = system_prompt or PromptConfig()
+        wiring = Wiring(models, runner, admit, observe, context_window, max_steps, instructions)
         try:
             async with anyio.create_task_group() as tg:
                 sessions = Sessions(state_dir, tg, wiring, file_factory)

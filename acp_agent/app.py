@@ -18,6 +18,7 @@ import os
 import signal
 import sys
 from dataclasses import dataclass
+from functools import partial
 
 import anyio
 import structlog
@@ -37,6 +38,7 @@ from acp_agent.options import Options
 from acp_agent.session.admission import Admission
 from acp_agent.session.compaction import DEFAULT_CONTEXT_WINDOW
 from acp_agent.session.service import Sessions
+from acp_agent.session.system_prompt import PromptConfig, prompt_config_from
 from acp_agent.session.toolrun import ToolRunner
 from acp_agent.session.wiring import Wiring
 from acp_agent.tools.process import kill_all as kill_commands
@@ -62,6 +64,7 @@ def acp_wiring(
     hooks: HookSet,
     tg: TaskGroup,
     context_window: int = DEFAULT_CONTEXT_WINDOW,
+    prompt: PromptConfig | None = None,
 ) -> Wiring[AcpObserver]:
     """What each ACP session gets: the coding tools over the client's services (``tg`` runs
     its MCP connections), the configured hooks, an observer projecting onto the wire."""
@@ -74,7 +77,8 @@ def acp_wiring(
     def admission(header: SessionHeader) -> Admission:
         return hooks.admission_for(header.cwd)
 
-    return Wiring(models, tools, admission, client.observer, context_window)
+    instructions = prompt or PromptConfig()
+    return Wiring(models, tools, admission, client.observer, context_window, prompt=instructions)
 
 
 async def _watch_signals(stop: _Shutdown) -> None:
@@ -98,6 +102,7 @@ async def serve_connection(
     source: ByteSource,
     sink: ByteSink,
     *,
+    prompt: PromptConfig | None = None,
     signals: bool = True,
 ) -> int:
     """Serve one connection; ``signals=False`` for an in-process server (tests). Built in one
@@ -106,7 +111,7 @@ async def serve_connection(
     async with Connection(source, sink, max_line_bytes=options.max_line_bytes) as conn:
         client = AcpClient(conn)
         async with anyio.create_task_group() as tg:
-            wiring = acp_wiring(client, models, hooks, tg, options.context_window)
+            wiring = acp_wiring(client, models, hooks, tg, options.context_window, prompt)
             sessions = Sessions(options.state_dir, tg, wiring)
             server = AgentServer(client, sessions, models)
             if signals:
@@ -134,14 +139,16 @@ def run_server(options: Options) -> int:
     fd_in = take_stdin()
     logs.configure(options.log_level, options.log_file)
     try:
-        config = read_config_file(options.config)  # once, for providers and hooks
+        config = read_config_file(options.config)  # once, for providers, hooks and [agent]
         models = ModelCatalog(options.model, providers_from(config, options.config))
         hooks = HookSet.from_config(config_from(config, options.config).hooks)
+        prompt = prompt_config_from(config, options.config)
     except (BadModelSpec, ConfigError) as exc:
         print(f"acp-agent: {exc}", file=sys.stderr)
         return 2
     log.info("server_starting", model=models.default, state_dir=str(options.state_dir))
-    code = anyio.run(serve_connection, options, models, hooks, FdSource(fd_in), FdSink(fd_out))
+    serve = partial(serve_connection, prompt=prompt)
+    code = anyio.run(serve, options, models, hooks, FdSource(fd_in), FdSink(fd_out))
     log.info("server_stopped", exit_code=code)
     logs.shutdown()
     return code

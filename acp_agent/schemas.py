@@ -22,6 +22,7 @@ from acp_agent.hooks.protocol import HookInput, HookOutput
 from acp_agent.journal.events import EVENT_TYPES, SessionHeader
 from acp_agent.model.config import ProviderEntry
 from acp_agent.model.script import ScriptLine
+from acp_agent.session.system_prompt import AgentTable
 
 ROOT = Path(__file__).resolve().parent.parent / "schemas"
 DIALECT = "https://json-schema.org/draft/2020-12/schema"
@@ -123,9 +124,11 @@ def extension_methods() -> Schema:
 
 
 class ConfigFileSchema(ConfigFile, frozen=True):
-    """The whole config file: hooks (``hooks/config.py``) and providers (``model/config.py``)."""
+    """The whole config file: hooks (``hooks/config.py``), providers (``model/config.py``) and
+    the agent's instructions (``session/system_prompt.py``)."""
 
     providers: dict[str, ProviderEntry] | None = None
+    agent: AgentTable | None = None
 
 
 GENERATORS: dict[str, Callable[[], Schema]] = {

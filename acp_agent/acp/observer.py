@@ -19,6 +19,7 @@ from acp_agent.acp.extensions import JournalErrorParams
 from acp_agent.acp.schema import (
     ClientCapabilities,
     ConfigOptionUpdate,
+    Cost,
     CurrentModeUpdate,
     ReadTextFileParams,
     ReadTextFileResult,
@@ -44,6 +45,9 @@ from acp_agent.transport.connection import Connection
 
 log = structlog.get_logger("acp_agent.acp")
 
+COST_CURRENCY = "USD"
+"""Providers report cost in dollars (OpenRouter's credits are dollars); configured prices are."""
+
 
 class AcpObserver:
     def __init__(
@@ -57,6 +61,8 @@ class AcpObserver:
         self.session_id = session_id
         self.catalog = catalog
         self.compaction_updates = compaction_updates
+        self.cost = 0.0
+        """What this session's requests cost in this process (``usage_update.cost``)."""
 
     async def _update(self, update: SessionUpdate, *, urgent: bool = True) -> None:
         """Urgent unless streamed: the actor must never wait on a client that is not reading
@@ -96,8 +102,8 @@ class AcpObserver:
 
     async def usage(self, usage: Usage, context_window: int) -> None:
         """``usage_update``: what the context now holds is the last request's input plus its
-        answer, less its reasoning (thoughts are not sent back); the provider's own counts go
-        in ``_meta``."""
+        answer, less its reasoning (thoughts are not sent back), of the session model's window;
+        the cost so far when the provider reports one; the provider's own counts in ``_meta``."""
         counts = {
             "inputTokens": usage.input_tokens,
             "outputTokens": usage.output_tokens,
@@ -108,7 +114,10 @@ class AcpObserver:
             "acp_agent": {key: value for key, value in counts.items() if value is not None}
         }
         used = usage.input_tokens + usage.output_tokens - (usage.reasoning_tokens or 0)
-        await self._update(UsageUpdate(used=used, size=context_window, meta=meta))
+        if usage.cost is not None:
+            self.cost += usage.cost
+        cost = Cost(round(self.cost, 6), COST_CURRENCY) if self.cost else None
+        await self._update(UsageUpdate(used=used, size=context_window, cost=cost, meta=meta))
 
     async def mode_changed(self, mode_id: str, config_options: list[SessionConfigSelect]) -> None:
         """The mode, both ways a client may track it: ``modes`` and the ``mode`` config option."""

@@ -6,8 +6,10 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from acp_agent.acp.schema import SystemPromptParam
 from acp_agent.content import AudioContent, ContentBlock, ImageContent, TextContent
 from acp_agent.errors import InvalidParams
+from acp_agent.session.system_prompt import PromptMode, SessionPrompt
 
 
 def absolute_cwd(cwd: str) -> str:
@@ -47,3 +49,21 @@ def nonempty(blocks: list[ContentBlock], path: str = "$.prompt") -> list[Content
     if not blocks:
         raise InvalidParams("content must hold at least one block", {"path": path})
     return blocks
+
+
+def session_prompt(param: SystemPromptParam | None) -> SessionPrompt | None:
+    """``systemPrompt``: a mode we advertise and text blocks only (the unstable schema says an
+    agent must refuse anything else rather than create the session)."""
+    if param is None:
+        return None
+    modes = ", ".join(PromptMode)
+    if param.mode not in tuple(PromptMode):
+        message = f"unsupported systemPrompt mode {param.mode!r}; one of {modes}"
+        raise InvalidParams(message, {"path": "$.systemPrompt.mode"})
+    texts = []
+    for index, block in enumerate(nonempty(param.content, "$.systemPrompt.content")):
+        if not isinstance(block, TextContent):
+            path = f"$.systemPrompt.content[{index}]"
+            raise InvalidParams("systemPrompt content must be text blocks", {"path": path})
+        texts.append(block.text)
+    return SessionPrompt(PromptMode(param.mode), "\n\n".join(texts))

@@ -77,12 +77,30 @@ class Empty(_Wire, frozen=True):
     pass
 
 
+class SystemPromptModes(_Wire, frozen=True):
+    """Modes beyond ``append`` (unstable ``SessionSystemPromptModeCapabilities``)."""
+
+    override: Empty | None = None
+
+
+class SystemPromptCapability(_Wire, frozen=True):
+    mode: SystemPromptModes | None = None
+
+
 class SessionCapabilities(_Wire, frozen=True):
     list_: Empty | None = msgspec.field(default=None, name="list")
     resume: Empty | None = None
     close: Empty | None = None
     fork: Empty | None = None
     additional_directories: Empty | None = None
+    system_prompt: SystemPromptCapability | None = None
+
+
+class SystemPromptParam(_Wire, frozen=True):
+    """Unstable ``SystemPrompt`` of new, load, resume and fork: checked by ``params.py``."""
+
+    mode: str
+    content: list[ContentBlock]
 
 
 class AgentCapabilities(_Wire, frozen=True):
@@ -128,6 +146,7 @@ class NewSessionParams(_Wire, frozen=True):
     cwd: str
     mcp_servers: list[JsonObject] = msgspec.field(default_factory=list)
     additional_directories: list[str] = msgspec.field(default_factory=list)
+    system_prompt: SystemPromptParam | None = None
     meta: NewSessionMeta | None = msgspec.field(default=None, name="_meta")
 
 
@@ -180,8 +199,19 @@ class PromptParams(_Wire, frozen=True):
     meta: JsonObject | None = _meta()
 
 
+class PromptUsage(_Wire, frozen=True):
+    """Unstable ``Usage`` of a ``session/prompt`` answer: what the turn's requests used."""
+
+    total_tokens: int
+    input_tokens: int
+    output_tokens: int
+    thought_tokens: int | None = None
+    cached_read_tokens: int | None = None
+
+
 class PromptResult(_Wire, frozen=True):
     stop_reason: str
+    usage: PromptUsage | None = None
     meta: JsonObject | None = _meta()
 
 
@@ -192,6 +222,7 @@ class LoadSessionParams(_Wire, frozen=True):
     cwd: str
     mcp_servers: list[JsonObject] = msgspec.field(default_factory=list)
     additional_directories: list[str] = msgspec.field(default_factory=list)
+    system_prompt: SystemPromptParam | None = None
     meta: JsonObject | None = _meta()
 
 
@@ -229,6 +260,7 @@ class ForkSessionParams(_Wire, frozen=True):
     cwd: str
     mcp_servers: list[JsonObject] = msgspec.field(default_factory=list)
     additional_directories: list[str] = msgspec.field(default_factory=list)
+    system_prompt: SystemPromptParam | None = None
     meta: ForkSessionMeta | None = msgspec.field(default=None, name="_meta")
 
 
@@ -451,11 +483,18 @@ class CompactionUpdate(_Update, frozen=True, tag="compaction_update"):
     meta: JsonObject | None = _meta()
 
 
+class Cost(_Wire, frozen=True):
+    amount: float
+    currency: str
+
+
 class UsageUpdate(_Update, frozen=True, tag="usage_update"):
     """Tokens in context after the last model request, and the context window's size."""
 
     used: int
     size: int
+    cost: Cost | None = None
+    """What the session's requests cost so far, when the provider (or its prices) says."""
     meta: JsonObject | None = _meta()
 
 

@@ -51,6 +51,7 @@ from acp_agent.acp.params import (
     content_blocks,
     nonempty,
     prompt_blocks,
+    session_prompt,
     valid_roots,
 )
 from acp_agent.acp.schema import (
@@ -73,6 +74,7 @@ from acp_agent.acp.schema import (
     PromptCapabilities,
     PromptParams,
     PromptResult,
+    PromptUsage,
     SessionCapabilities,
     SessionConfigSelect,
     SessionIdParams,
@@ -82,8 +84,10 @@ from acp_agent.acp.schema import (
     SetConfigOptionParams,
     SetConfigOptionResult,
     SetSessionModeParams,
+    SystemPromptCapability,
+    SystemPromptModes,
 )
-from acp_agent.content import JsonObject
+from acp_agent.acp.thought_option import THOUGHT_OPTION, choose_level, thought_option
 from acp_agent.errors import InternalError, InvalidParams, decode_params
 from acp_agent.journal.events import SourceKind, source, source_kind
 from acp_agent.mcp.config import McpServerConfig, journaled, parse_servers
@@ -91,7 +95,8 @@ from acp_agent.model.registry import ModelCatalog
 from acp_agent.session.catalog import BadCursor, list_sessions
 from acp_agent.session.errors import SessionError
 from acp_agent.session.service import PendingPrompt, Session, Sessions
-from acp_agent.session.signals import Failed, Finished, Outcome, Placement, Refused
+from acp_agent.session.signals import Failed, Finished, Outcome, Placement, Refused, TurnUsage
+from acp_agent.session.system_prompt import SessionPrompt
 from acp_agent.transport.connection import Deferred, NotificationHandler, RequestHandler, Then
 
 log = structlog.get_logger("acp_agent.acp")
@@ -129,13 +134,22 @@ AcpSession = Session[AcpObserver]
 
 def outcome_result(outcome: Outcome) -> PromptResult:
     match outcome:
-        case Finished(stop=stop):
-            return PromptResult(stop_reason=str(stop))
+        case Finished(stop=stop, usage=usage):
+            return PromptResult(stop_reason=str(stop), usage=prompt_usage(usage))
         case Refused(reason=reason):
             meta: dict[str, object] = {"acp_agent": {"blocked": True, "reason": reason}}
             return PromptResult(stop_reason="refusal", meta=meta)
         case Failed(message=message):
             raise InternalError(message, {"reason": "turn_failed"})
+
+
+def prompt_usage(usage: TurnUsage | None) -> PromptUsage | None:
+    if usage is None:
+        return None
+    total = usage.input_tokens + usage.output_tokens
+    return PromptUsage(
+        total, usage.input_tokens, usage.output_tokens, usage.reasoning_tokens, usage.cached_tokens
+    )
 
 
 class AgentServer:
@@ -193,6 +207,7 @@ class AgentServer:
                     close=Empty(),
                     fork=Empty(),
                     additional_directories=Empty(),
+                    system_prompt=SystemPromptCapability(SystemPromptModes(override=Empty())),
                 ),
                 meta=CAPABILITIES,
             ),
@@ -210,7 +225,7 @@ class AgentServer:
         )
 
     async def new_session(self, params: NewSessionParams) -> Then:
-        setup = _Setup.checked(params.cwd, params.additional_directories, params.mcp_servers)
+        setup = _Setup.checked(params)
         requested = (
             params.meta.acp_agent.session_id if params.meta and params.meta.acp_agent else None
         )
@@ -240,7 +255,8 @@ class AgentServer:
 
     def _config_options(self, session: AcpSession) -> list[SessionConfigSelect]:
         """Every config option of the session: the model (when offered), then the mode."""
-        return [*self.models.options(session.model), mode_option(session.mode)]
+        thought = [thought_option(session.thought_level)] if session.thinks else []
+        return [*self.models.options(session.model), mode_option(session.mode), *thought]
 
     async def set_config_option(
         self, params: SetConfigOptionParams
@@ -253,6 +269,9 @@ class AgentServer:
             return self._announcing_mode(
                 session, SetConfigOptionResult(self._config_options(session))
             )
+        if params.config_id == THOUGHT_OPTION and session.thinks:
+            await session.set_thought_level(choose_level(params.value))
+            return SetConfigOptionResult(self._config_options(session))
         self.models.check_option(params.config_id)
         await session.set_model(params.value)
         return SetConfigOptionResult(self._config_options(session))
@@ -274,7 +293,7 @@ class AgentServer:
         return Then(result, session.observer.advertise_commands)
 
     async def _open(self, params: LoadSessionParams) -> AcpSession:
-        setup = _Setup.checked(params.cwd, params.additional_directories, params.mcp_servers)
+        setup = _Setup.checked(params)
         session = await self.sessions.open(params.session_id)
         await setup.equip(session)
         if session.header.cwd != params.cwd:
@@ -298,7 +317,7 @@ class AgentServer:
         boundary (``_meta.acp_agent.seq``, default the last one), opened and ready to prompt,
         with the parent's mode and model; answered like ``session/new`` (options, modes, then
         the slash commands)."""
-        setup = _Setup.checked(params.cwd, params.additional_directories, params.mcp_servers)
+        setup = _Setup.checked(params)
         wanted = (params.meta.acp_agent if params.meta else None) or ForkRequestMeta()
         session = await self.sessions.fork(
             params.session_id,
@@ -380,16 +399,22 @@ class _Setup:
 
     roots: list[Path]
     servers: tuple[McpServerConfig, ...]
+    prompt: SessionPrompt | None
 
     @classmethod
-    def checked(cls, cwd: str, directories: list[str], servers: list[JsonObject]) -> _Setup:
-        absolute_cwd(cwd)
-        return cls(valid_roots(directories), parse_servers(servers))
+    def checked(cls, params: NewSessionParams | LoadSessionParams | ForkSessionParams) -> _Setup:
+        absolute_cwd(params.cwd)
+        roots = valid_roots(params.additional_directories)
+        servers = parse_servers(params.mcp_servers)
+        return cls(roots, servers, session_prompt(params.system_prompt))
 
     async def equip(self, session: AcpSession) -> None:
-        """The extra tool roots and the MCP servers (connected at the first model request)."""
+        """The extra tool roots, the MCP servers (connected at the first model request), and
+        the client's system prompt when it sent one (else the session keeps the one it has)."""
         session.set_roots(self.roots)
         await session.use_mcp_servers(self.servers)
+        if self.prompt is not None:
+            await session.set_prompt(self.prompt)
 
 
 def _modes(session: AcpSession) -> SessionModeState:

@@ -144,11 +144,19 @@ class SteeringMessage(msgspec.Struct, frozen=True):
     source: Source
 
 
-class AssistantMessage(msgspec.Struct, frozen=True):
+class AssistantMessage(
+    msgspec.Struct,
+    frozen=True,
+    omit_defaults=True,
+    rename={"reasoning_details": "reasoningDetails"},
+):
     turn: int
     step: int
     id: str
     content: list[AssistantPart]
+    reasoning_details: tuple[msgspec.Raw, ...] = ()
+    """Opaque items the provider wants back with this message on later requests (OpenRouter's
+    ``reasoning_details``), each a JSON object kept verbatim; absent when there are none."""
 
 
 class ToolCall(msgspec.Struct, frozen=True, rename={"call_id": "callId"}):

@@ -119,6 +119,12 @@ def open_turn(entries: Sequence[Entry]) -> TurnSpan | None:
     return TurnSpan(start.event.turn, start.seq)
 
 
+def open_turn_started(entries: Sequence[Entry]) -> int | None:
+    """When the open turn started (its ``turn/start``'s ``time``, ms); ``None``: no turn open."""
+    index = _open_turn_index(entries)
+    return None if index is None else entries[index].time
+
+
 def open_turn_events(entries: Sequence[Entry]) -> list[Event]:
     """The events of the open turn, its ``turn/start`` first (``[]``: no turn is open)."""
     index = _open_turn_index(entries)

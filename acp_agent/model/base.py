@@ -33,8 +33,13 @@ class UserTurn(msgspec.Struct, frozen=True, tag="user", tag_field="role"):
     source: Source
 
 
-class AssistantTurn(msgspec.Struct, frozen=True, tag="assistant", tag_field="role"):
+class AssistantTurn(
+    msgspec.Struct, frozen=True, tag="assistant", tag_field="role", omit_defaults=True
+):
     content: list[AssistantPart]
+    reasoning_details: tuple[msgspec.Raw, ...] = ()
+    """What the provider asked to get back with this message (``Finish.reasoning_details``),
+    as journaled; sent back only by providers that want it."""
 
 
 class ToolTurn(
@@ -58,12 +63,23 @@ class ToolSpec(msgspec.Struct, frozen=True):
     parameters: dict[str, object]
 
 
+class SystemTurn(msgspec.Struct, frozen=True, tag="system", tag_field="role"):
+    """The system message as a provider sends it first (``ModelRequest.system``); not history."""
+
+    content: str
+
+
 class ModelRequest(msgspec.Struct, frozen=True):
     session_id: str
     turn: int
     step: int
     messages: list[ModelMessage]
     tools: list[ToolSpec]
+    system: str = ""
+    """The agent's instructions (``session/system_prompt.py``): every provider sends them first,
+    as one system message; derived per request, never part of the history."""
+    reasoning_effort: str | None = None
+    """The session's thinking level (``low`` … ``high``); ``None``: the provider's default."""
 
 
 class StopKind(StrEnum):
@@ -90,22 +106,13 @@ class Usage(msgspec.Struct, frozen=True):
     output_tokens: int
     reasoning_tokens: int | None = None
     cached_tokens: int | None = None
+    cost: float | None = None
+    """What the request cost, as the provider reported it (OpenRouter's ``usage.cost``, in its
+    credits); ``None`` when the provider does not say."""
 
 
 class Finish(msgspec.Struct, frozen=True):
     stop: StopKind = StopKind.END_TURN
-
-
-StreamEvent = TextDelta | ThoughtDelta | ToolCallReady | Usage | Finish
-
-
-    cost: float | None = None
-    """What the request cost, as the provider reported it (OpenRouter's ``usage.cost``, in its
-    credits); ``None`` when the provider does not say."""
-class ModelError(Exception):
-    """A model request failed (network, provider error, exhausted script)."""
-
-
     reasoning_details: tuple[msgspec.Raw, ...] = ()
     """Opaque reasoning items the provider wants back with this assistant message on the next
     request (OpenRouter's ``reasoning_details``: ``reasoning.text`` with its ``signature``,
@@ -113,6 +120,27 @@ class ModelError(Exception):
     re-sent: streamed fragments of one item are already merged, nothing else is changed. Empty
     for providers that send none. Not for display: the readable text came as ``ThoughtDelta``s.
     (``msgspec.Raw`` is not hashable, so neither is a ``Finish`` that carries any.)"""
+
+
+StreamEvent = TextDelta | ThoughtDelta | ToolCallReady | Usage | Finish
+
+
+class ModelError(Exception):
+    """A model request failed (network, provider error, exhausted script)."""
+
+
+class ContextOverflow(ModelError):
+    """The provider refused the request as longer than the model's context window (OpenAI's
+    ``context_length_exceeded``, vLLM's, llama.cpp's and DeepSeek's messages): the session may
+    compact and try once more."""
+
+
+def context_window_of(provider: object) -> int | None:
+    """The model's context window in tokens when the provider knows it (``context_window``)."""
+    window = getattr(provider, "context_window", None)
+    return window if isinstance(window, int) and window > 0 else None
+
+
 class ModelProvider(Protocol):
     name: str
 

@@ -7,7 +7,7 @@ across the whole process, whatever the session. The file is read once, at the fi
 and every line is validated then, so a typo fails with its line number instead of half-way
 through a session. When the lines run out, the request fails with a clear ``ModelError``.
 Beyond docs/contract.md §5, a line may carry ``"usage": {"inputTokens", "outputTokens",
-"reasoningTokens"?}``: reported
+"reasoningTokens"?, "cost"?}``: reported
 (``usage_update``) after the tool calls, as a provider reports its usage.
 
 If ``ACP_AGENT_SCRIPT_REQUESTS`` names a file, every request is appended to it as one JSON
@@ -33,6 +33,7 @@ from acp_agent.model.base import (
     ModelRequest,
     StopKind,
     StreamEvent,
+    SystemTurn,
     TextDelta,
     ThoughtDelta,
     ToolCallReady,
@@ -50,10 +51,14 @@ class ScriptError(msgspec.Struct, frozen=True):
     message: str
 
 
-class ScriptUsage(msgspec.Struct, frozen=True, forbid_unknown_fields=True, rename="camel"):
+class ScriptUsage(
+    msgspec.Struct, frozen=True, forbid_unknown_fields=True, rename="camel", omit_defaults=True
+):
     input_tokens: int
     output_tokens: int
     reasoning_tokens: int | None = None
+    cost: float | None = None
+    """Dollars, as a provider that reports cost (OpenRouter's ``usage.cost``) would."""
 
 
 class ScriptLine(
@@ -70,12 +75,14 @@ class ScriptLine(
     usage: ScriptUsage | None = None
 
 
-class LoggedRequest(msgspec.Struct, frozen=True, rename="camel"):
+class LoggedRequest(msgspec.Struct, frozen=True, rename="camel", omit_defaults=True):
     session_id: str
     turn: int
     step: int
-    messages: list[ModelMessage]
+    messages: list[SystemTurn | ModelMessage]
+    """``messages[0]`` is the system message when the request has one."""
     tools: list[str]
+    reasoning_effort: str | None = None
 
 
 _LINE = msgspec.json.Decoder(ScriptLine)
@@ -131,12 +138,16 @@ class ScriptModel:
     def _log(self, request: ModelRequest) -> None:
         if self.request_log is None:
             return
+        messages: list[SystemTurn | ModelMessage] = [SystemTurn(request.system)]
+        messages = [*messages, *request.messages] if request.system else [*request.messages]
+        tools = [tool.name for tool in request.tools]
         logged = LoggedRequest(
             request.session_id,
             request.turn,
             request.step,
-            request.messages,
-            [tool.name for tool in request.tools],
+            messages,
+            tools,
+            request.reasoning_effort,
         )
         fd = os.open(self.request_log, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
         try:
@@ -162,7 +173,9 @@ class ScriptModel:
             yield ToolCallReady(ToolCallPart(call.id, call.name, call.arguments))
         if line.usage is not None:
             usage = line.usage
-            yield Usage(usage.input_tokens, usage.output_tokens, usage.reasoning_tokens)
+            yield Usage(
+                usage.input_tokens, usage.output_tokens, usage.reasoning_tokens, cost=usage.cost
+            )
         yield Finish(StopKind(line.stop_reason))
 
 

@@ -9,6 +9,9 @@
   the journal's ``crc`` -> ``"<crc>"``.
 - Paths: the workspace, state dir, fixture dir, scratch dir and interpreter -> ``{cwd}``,
   ``{state}``, ``{fixture}``, ``{tmp}``, ``{python}`` (the placeholders the inputs use).
+- The machine and the day in a request's system message (``session/system_prompt.py``): its
+  ``Platform:`` and ``Date:`` lines -> ``Platform: <platform>``, ``Date: <date>``. The rest of
+  the system message is compared as it is: a change of the prompt is a change of the fixtures.
 
 If a new kind of run-dependent value shows up in the output, add it here and say so in
 ``docs/replays.md``.
@@ -28,6 +31,10 @@ TIME_KEYS = frozenset({"updatedAt"})
 JOURNAL_TIME_KEYS = frozenset({"time", "createdAt"})
 TIME = "<time>"
 CRC = "<crc>"
+MACHINE_LINES = (
+    (re.compile(r"^Platform: .*$", re.M), "Platform: <platform>"),
+    (re.compile(r"^Date: \d{4}-\d{2}-\d{2}$", re.M), "Date: <date>"),
+)
 
 
 @dataclass
@@ -55,12 +62,19 @@ class Normalizer:
         if key in TIME_KEYS and isinstance(value, int | str):
             return TIME
         if isinstance(value, dict):
+            if value.get("role") == "system" and isinstance(value.get("content"), str):
+                return {"role": "system", "content": self.system(str(value["content"]))}
             return {self.text(k): self(v, k) for k, v in value.items()}
         if isinstance(value, list):
             return [self(item) for item in value]
         if isinstance(value, str):
             return self.text(value)
         return value
+
+    def system(self, content: str) -> str:
+        for pattern, placeholder in MACHINE_LINES:
+            content = pattern.sub(placeholder, content)
+        return self.text(content)
 
     def journal_line(self, line: Json) -> Json:
         """A journal line: its envelope times and checksum, then everything else."""

@@ -35,6 +35,7 @@ from dataclasses import dataclass, field
 from typing import Any, assert_never
 
 import anyio
+import msgspec
 import structlog
 from anyio.abc import TaskGroup
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
@@ -56,6 +57,7 @@ from acp_agent.journal.events import (
 )
 from acp_agent.journal.writer import JournalHealth, JournalWriter
 from acp_agent.model.base import (
+    ContextOverflow,
     Finish,
     ModelError,
     ModelMessage,
@@ -116,9 +118,18 @@ from acp_agent.session.signals import (
     StopReason,
     Submit,
     ToolDone,
+    TurnUsage,
 )
 
 log = structlog.get_logger("acp_agent.session")
+
+
+def failure(exc: ModelError) -> str:
+    """What the user is told of a failed request; an overflow says so in plain words."""
+    text = str(exc)
+    if isinstance(exc, ContextOverflow) and "context window" not in text:
+        return f"the request does not fit the model's context window: {text}"
+    return text
 
 
 @dataclass
@@ -164,6 +175,11 @@ class SessionActor:
         self._log = log.bind(session_id=self.id)
         self.title = title
         self._cancel_pending = False
+        self._turn_usage: TurnUsage | None = None
+        """The open turn's usage so far; given to its outcome (``Finished.usage``)."""
+        self._overflowed = False
+        """The last request was refused as too long for the window: compact before the next
+        turn, whatever the estimate says (the provider counts better than we do)."""
 
     # -- public API (also the Python API's backbone) ------------------------------------------
 
@@ -289,6 +305,8 @@ class SessionActor:
             case StartCompaction(ticket=ticket, reason=reason, instructions=instructions):
                 self._spawn_worker(ticket, lambda: self._compact(ticket, reason, instructions))
             case StartModelRequest(ticket=ticket, turn=turn, step=step):
+                if step == 1:
+                    self._turn_usage = None
                 self._spawn_worker(ticket, lambda: self._request_model(ticket, turn, step))
             case StartTool(ticket=ticket, call=call):
                 self._spawn_worker(ticket, lambda: self._run_tool(ticket, call))
@@ -299,6 +317,9 @@ class SessionActor:
             case Resolve(ref=ref, outcome=outcome):
                 if self._cancel_pending:  # the cancel raced the natural end: it wins
                     outcome = Finished(StopReason.CANCELLED)
+                if isinstance(outcome, Finished) and self._turn_usage is not None:
+                    outcome = Finished(outcome.stop, self._turn_usage)
+                self._turn_usage = None
                 self._replies.pop(ref).set(outcome)
             case Placed(ref=ref, placement=placement):
                 self._replies.pop(ref).set(placement)
@@ -361,7 +382,8 @@ class SessionActor:
             await self._maybe_title(decision.content)
             message = UserMessage(self.deps.ids(), decision.content, source(SourceKind.USER))
             contexts = tuple(self._context_message(c) for c in decision.additional_contexts)
-            compact_first = self._nears_window([message, *contexts])
+            compact_first = self._overflowed or self._nears_window([message, *contexts])
+            self._overflowed = False
             await self._report(Admitted(ticket, message, contexts, compact_first))
         else:
             await self._report(Blocked(ticket, decision.reason))
@@ -392,7 +414,9 @@ class SessionActor:
         compaction_id, progress = self.deps.ids(), self.observer.compaction_progress
         self._log.info("compaction_started", reason=str(reason), through_seq=plan.through_seq)
         await progress(compaction_id, CompactionProgress.STARTED, None)
-        request, summary = summary_request(self.id, plan, instructions), None
+        window = self.deps.context_window
+        request = summary_request(self.id, plan, instructions, self._system(), window)
+        summary = None
         try:
             with scope:
                 summary = await summarize(self.deps.model, request)
@@ -413,11 +437,14 @@ class SessionActor:
         parts = PartsBuilder()
         messages = self._history.messages(self.entries)
         stop = ModelStop.END_TURN
+        details: tuple[msgspec.Raw, ...] = ()
         events: AsyncIterator[StreamEvent] | None = None
         try:
             with scope:
                 specs = await self.deps.tools.prepare()  # MCP servers connect at the first one
-                events = self.deps.model.stream(ModelRequest(self.id, turn, step, messages, specs))
+                effort = self.deps.reasoning_effort
+                request = ModelRequest(self.id, turn, step, messages, specs, self._system(), effort)
+                events = self.deps.model.stream(request)
                 async for item in events:
                     match item:
                         case TextDelta(text=chunk):
@@ -429,18 +456,35 @@ class SessionActor:
                         case ToolCallReady(call=call):
                             parts.tool_call(call)
                         case Usage() as usage:
+                            self._count(usage)
                             await self.observer.usage(usage, self.deps.context_window)
-                        case Finish(stop=finish):
+                        case Finish(stop=finish, reasoning_details=details):
                             stop = ModelStop(finish.value)
         except ModelError as exc:
             self._log.warning("model_request_failed", turn=turn, step=step, error=str(exc))
-            await self._report(ModelFailed(ticket, message_id, parts.build(), str(exc)))
+            self._overflowed = isinstance(exc, ContextOverflow)
+            await self._report(ModelFailed(ticket, message_id, parts.build(), failure(exc)))
             return
         finally:
             await aclose_stream(events)
         if scope.cancelled_caught:
             stop = ModelStop.CANCELLED
-        await self._report(ModelDone(ticket, message_id, parts.build(), stop))
+        await self._report(ModelDone(ticket, message_id, parts.build(), stop, details))
+
+    def _count(self, usage: Usage) -> None:
+        counts = TurnUsage(
+            usage.input_tokens, usage.output_tokens, usage.reasoning_tokens, usage.cached_tokens
+        )
+        self._turn_usage = counts if self._turn_usage is None else self._turn_usage.plus(counts)
+
+    def _system(self) -> str:
+        """The system message for a request now: of the open turn's start (a journaled time,
+        so a replayed journal asks the same), else of now (a compaction between turns)."""
+        render = self.deps.system_prompt
+        if render is None:
+            return ""
+        started = turns.open_turn_started(self.entries)
+        return render(started if started is not None else self.deps.clock())
 
     async def _run_tool(self, ticket: int, call: ToolCallPart) -> None:
         scope = self._workers[ticket]

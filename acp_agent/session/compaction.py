@@ -38,8 +38,6 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Final
 
-import msgspec
-
 from acp_agent.content import ContentBlock, TextContent
 from acp_agent.journal.events import Entry, SourceKind, source
 from acp_agent.journal.turns import turn_starts
@@ -51,6 +49,7 @@ from acp_agent.model.base import (
     TextDelta,
     UserTurn,
 )
+from acp_agent.session.fit import CHARS_PER_TOKEN, estimate, fit_messages
 from acp_agent.session.history import compacted_head, messages_of
 
 COMMAND: Final = "/compact"
@@ -61,7 +60,9 @@ AUTO_COMPACT_AT: Final = 0.8
 KEEP_SHARE: Final = 0.25
 """At most this share of the window is kept verbatim after a compaction."""
 KEEP_TURNS: Final = 1
-CHARS_PER_TOKEN: Final = 4
+SUMMARY_BUDGET: Final = 0.6
+"""The summary request's messages are trimmed to this share of the window (``fit.py``): the
+request that frees the window must itself fit, with room for the system prompt and the answer."""
 
 SUMMARY_INSTRUCTION: Final = (
     "Summarize the conversation so far. Your summary replaces it: from now on you will see only "
@@ -112,7 +113,7 @@ def parse_compact(content: Sequence[ContentBlock]) -> str | None:
 
 def estimate_tokens(messages: Sequence[ModelMessage]) -> int:
     """A provider-neutral estimate: characters of the messages' JSON / ``CHARS_PER_TOKEN``."""
-    return -(-len(msgspec.json.encode(messages)) // CHARS_PER_TOKEN)
+    return estimate(messages)
 
 
 def nears_window(
@@ -162,12 +163,20 @@ def plan_compaction(
 # -- the summary --------------------------------------------------------------------------------
 
 
-def summary_request(session_id: str, plan: CompactionPlan, instructions: str) -> ModelRequest:
+def summary_request(
+    session_id: str,
+    plan: CompactionPlan,
+    instructions: str,
+    system: str = "",
+    context_window: int = DEFAULT_CONTEXT_WINDOW,
+) -> ModelRequest:
     text = SUMMARY_INSTRUCTION
     if instructions:
         text += f"\n\nAdditional instructions from the user: {instructions}"
     ask = UserTurn([TextContent(text=text)], source(SourceKind.COMPACTION, instruction=True))
-    return ModelRequest(session_id, 0, 0, [*plan.messages, ask], [])
+    budget = int(context_window * SUMMARY_BUDGET) - estimate([ask]) - len(system) // CHARS_PER_TOKEN
+    messages = fit_messages(plan.messages, max(budget, 1))
+    return ModelRequest(session_id, 0, 0, [*messages, ask], [], system)
 
 
 async def summarize(model: ModelProvider, request: ModelRequest) -> list[ContentBlock]:

@@ -63,8 +63,8 @@ def messages_of(entries: Iterable[Entry]) -> list[ModelMessage]:
                 | SteeringMessage(content=content, source=src)
             ):
                 messages.append(UserTurn(content, src))
-            case AssistantMessage(content=parts):
-                messages.append(AssistantTurn(parts))
+            case AssistantMessage(content=parts, reasoning_details=details):
+                messages.append(AssistantTurn(parts, details))
             case ToolResult(call_id=call_id, content=content, is_error=is_error):
                 messages.append(ToolTurn(call_id, content, is_error))
             case _:

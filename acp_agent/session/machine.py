@@ -334,7 +334,9 @@ def _model_done(state: State, input_: Input) -> Result:
     parts = tuple(p for p in input_.parts if not (cancelled and isinstance(p, ToolCallPart)))
     effects: list[Effect] = []
     if parts:
-        message = AssistantMessage(state.turn, state.step, input_.message_id, list(parts))
+        message = AssistantMessage(
+            state.turn, state.step, input_.message_id, list(parts), input_.reasoning_details
+        )
         effects.append(Append(message))
     calls = tuple(p for p in parts if isinstance(p, ToolCallPart))
     if cancelled:

@@ -86,3 +86,7 @@ class SessionDeps:
     """Persists the session title (the first admitted prompt); None: titles are not kept."""
     context_window: int = DEFAULT_CONTEXT_WINDOW
     """The model's context window in tokens: drives automatic compaction (``compaction.py``)."""
+    reasoning_effort: str | None = None
+    """The session's thinking level, sent with every request (``None``: the model's default)."""
+    system_prompt: Callable[[int], str] | None = None
+    """The system message for a request whose turn started at this time (ms); None: none."""

@@ -7,8 +7,9 @@ disk), ``fork``, ``get``, ``close``. It builds each session's ``SessionDeps`` fr
 
 ``Session`` is one open session: what a caller may do with it (``send``, ``inject``, ``steer``,
 ``compact``, ``cancel``, ``when_idle``, ``dispose``), what it is set up with (workspace
-instructions, extra roots, MCP servers) and its settings (mode and model), which are set *and*
-persisted here (``settings.py``). A session opened from disk — ``session/load``, ``resume``,
+instructions, extra roots, MCP servers) and its settings (mode, model and the client's system
+prompt), which are set *and* persisted here (``settings.py``). Its system message is rendered
+here for every request (``system_prompt.py``). A session opened from disk — ``session/load``, ``resume``,
 ``fork``, ``Agent.open_session`` alike — gets its saved settings back in ``Sessions._restore``;
 a model no longer on offer (or whose key is missing) is logged ``session_model_unavailable`` and
 the session stays on the default.
@@ -34,6 +35,7 @@ from acp_agent.journal.events import Entry, SessionHeader, Source, SourceKind, s
 from acp_agent.journal.files import FileFactory
 from acp_agent.journal.writer import JournalHealth, JournalWriter
 from acp_agent.mcp.config import McpServerConfig
+from acp_agent.model.base import ModelProvider, context_window_of
 from acp_agent.session.actor import SessionActor
 from acp_agent.session.catalog import write_title
 from acp_agent.session.errors import ModelKeyMissing, SessionIdInUse, UnknownModel, UnknownSession
@@ -41,6 +43,7 @@ from acp_agent.session.opening import Opened, create_journal, fork_journal, open
 from acp_agent.session.ports import Reply, SessionDeps, new_id, now_ms
 from acp_agent.session.settings import SessionSettings, load_settings, save_settings
 from acp_agent.session.signals import Outcome, Placement
+from acp_agent.session.system_prompt import SessionPrompt, render
 from acp_agent.session.wiring import Obs, Wiring
 from acp_agent.session.workspace import find_instructions
 from acp_agent.tools.permissions import Mode, parse_mode
@@ -76,6 +79,8 @@ class Session(Generic[Obs]):
         self.observer = observer
         self._sessions = sessions
         self._chosen_model: str | None = None
+        self._prompt: SessionPrompt | None = None
+        actor.deps.system_prompt = self.system_prompt
 
     @property
     def id(self) -> str:
@@ -169,10 +174,14 @@ class Session(Generic[Obs]):
         await self._save_settings()
 
     def _use_model(self, spec: str) -> None:
-        self.actor.deps.model = self._sessions.wiring.models.provider(spec)
+        provider = self._sessions.wiring.models.provider(spec)
+        self.actor.deps.model = provider
+        self.actor.deps.context_window = self._sessions.window_of(provider)
         self._chosen_model = spec
 
     def restore(self, settings: SessionSettings) -> None:
+        self._prompt = settings.system_prompt
+        self.actor.deps.reasoning_effort = settings.thought_level
         mode = parse_mode(settings.mode) if settings.mode is not None else None
         if mode is not None:
             self.actor.deps.tools.permissions.mode = mode
@@ -184,8 +193,39 @@ class Session(Generic[Obs]):
         else:
             log.warning("session_model_unavailable", session_id=self.id, model=settings.model)
 
+    @property
+    def thinks(self) -> bool:
+        """Whether the session's model takes a thinking level (an OpenAI-compatible one)."""
+        return self.model is not None and not self.model.startswith("script:")
+
+    @property
+    def thought_level(self) -> str | None:
+        return self.actor.deps.reasoning_effort
+
+    async def set_thought_level(self, level: str | None) -> None:
+        """``reasoning_effort`` of every request from the next one on (``None``: none sent)."""
+        self.actor.deps.reasoning_effort = level
+        log.info("session_thought_level_set", session_id=self.id, level=level)
+        await self._save_settings()
+
+    @property
+    def prompt(self) -> SessionPrompt | None:
+        """The client's own instructions for the session, if it gave any."""
+        return self._prompt
+
+    async def set_prompt(self, prompt: SessionPrompt) -> None:
+        """From the next request on; kept with the settings, so a later load keeps it."""
+        self._prompt = prompt
+        await self._save_settings()
+
+    def system_prompt(self, turn_started_ms: int) -> str:
+        """The system message of a request whose turn started then (``system_prompt.py``)."""
+        roots = self.actor.deps.tools.context.all_roots()
+        return render(self._sessions.wiring.prompt, self._prompt, roots, turn_started_ms)
+
     async def _save_settings(self) -> None:
-        settings = SessionSettings(str(self.mode), self._chosen_model)
+        level, prompt = self.thought_level, self._prompt
+        settings = SessionSettings(str(self.mode), self._chosen_model, level, prompt)
         await save_settings(self._sessions.state_dir, self.id, settings)
 
 
@@ -275,15 +315,20 @@ class Sessions(Generic[Obs]):
         session.restore(await load_settings(self.state_dir, session_id))
         return session
 
+    def window_of(self, provider: ModelProvider) -> int:
+        """The provider's own window for its model, else the process-wide one."""
+        return context_window_of(provider) or self.wiring.context_window
+
     def _deps(self, header: SessionHeader) -> SessionDeps:
         wiring = self.wiring
+        provider = wiring.models.provider(wiring.models.default)
         return SessionDeps(
-            wiring.models.provider(wiring.models.default),
+            provider,
             wiring.tools(header),
             wiring.admission(header),
             max_steps=wiring.max_steps,
             remember_title=partial(write_title, self.state_dir, header.id),
-            context_window=wiring.context_window,
+            context_window=self.window_of(provider),
         )
 
     async def _start(

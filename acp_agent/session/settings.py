@@ -1,4 +1,4 @@
-"""A session's settings that outlive the process: its mode and its model.
+"""A session's settings that outlive the process: its mode, its model, its system prompt.
 
 They are not history, so they are not journal events: a side file ``settings.json`` in the
 session directory, beside the title, rewritten whole (temp file, ``fsync``, rename) whenever the
@@ -21,6 +21,7 @@ import structlog
 
 from acp_agent.journal.files import fsync_dir
 from acp_agent.journal.paths import session_dir
+from acp_agent.session.system_prompt import SessionPrompt
 
 log = structlog.get_logger(__name__)
 
@@ -32,6 +33,11 @@ class SessionSettings(msgspec.Struct, frozen=True, omit_defaults=True):
     """A ``Mode`` value (``read-only``, ``ask``, ``auto-edit``, ``full-access``)."""
     model: str | None = None
     """A model spec the client chose (``openai:gpt-4.1``); ``None`` is the server's default."""
+    thought_level: str | None = None
+    """The thinking level the client chose (``low`` … ``high``); ``None``: the model's own."""
+    system_prompt: SessionPrompt | None = None
+    """The client's ``systemPrompt`` for the session (``system_prompt.py``); kept until the
+    client sends another one with load, resume or fork."""
 
 
 def read_settings(directory: Path) -> SessionSettings:

@@ -122,6 +122,8 @@ class ModelDone(msgspec.Struct, frozen=True):
     message_id: str
     parts: tuple[AssistantPart, ...]
     stop: ModelStop = ModelStop.END_TURN
+    reasoning_details: tuple[msgspec.Raw, ...] = ()
+    """What the provider wants back with this answer (``Finish.reasoning_details``)."""
 
 
 class ModelFailed(msgspec.Struct, frozen=True):
@@ -211,8 +213,31 @@ class Abort(msgspec.Struct, frozen=True):
     ticket: int
 
 
+class TurnUsage(msgspec.Struct, frozen=True):
+    """What a turn's model requests used, added up (the providers' own counts)."""
+
+    input_tokens: int = 0
+    output_tokens: int = 0
+    reasoning_tokens: int | None = None
+    cached_tokens: int | None = None
+
+    def plus(self, more: TurnUsage) -> TurnUsage:
+        return TurnUsage(
+            self.input_tokens + more.input_tokens,
+            self.output_tokens + more.output_tokens,
+            _add(self.reasoning_tokens, more.reasoning_tokens),
+            _add(self.cached_tokens, more.cached_tokens),
+        )
+
+
+def _add(a: int | None, b: int | None) -> int | None:
+    return None if a is None and b is None else (a or 0) + (b or 0)
+
+
 class Finished(msgspec.Struct, frozen=True):
     stop: StopReason
+    usage: TurnUsage | None = None
+    """What the turn's requests used (``None``: no provider reported any, or no turn ran)."""
 
 
 class Refused(msgspec.Struct, frozen=True):

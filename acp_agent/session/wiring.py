@@ -14,7 +14,7 @@ Python API's ``Agent.open(state_dir, provider)``).
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Generic, Protocol, TypeVar
 
 from acp_agent.journal.events import Entry, SessionHeader, ToolCallPart
@@ -23,6 +23,7 @@ from acp_agent.model.registry import KeyNeeded
 from acp_agent.session.admission import Admission
 from acp_agent.session.compaction import DEFAULT_CONTEXT_WINDOW, CompactionProgress
 from acp_agent.session.ports import SessionObserver
+from acp_agent.session.system_prompt import PromptConfig
 from acp_agent.session.toolrun import ToolRunner
 
 Obs = TypeVar("Obs", bound=SessionObserver)
@@ -67,6 +68,8 @@ class Wiring(Generic[Obs]):
     observer: Callable[[SessionHeader, ToolRunner], Obs]
     context_window: int = DEFAULT_CONTEXT_WINDOW
     max_steps: int = 64
+    prompt: PromptConfig = field(default_factory=PromptConfig)
+    """The instructions every session starts from (built-in, or the config file's)."""
 
     def __post_init__(self) -> None:
         if self.max_steps < 1:  # a turn needs a step (the turn table and the invariant)

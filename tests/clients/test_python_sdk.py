@@ -21,13 +21,13 @@ import pytest
 
 from tests.integration.support import (
     check_journal,
-    read_jsonl,
     serve_command,
     turn_updates_so_far,
     wait_until,
     write_script,
 )
 from tests.support.recording import recorded_agent
+from tests.support.requests import read_requests
 
 pytestmark = pytest.mark.subprocess
 
@@ -119,7 +119,7 @@ async def test_session_steering_extension(
         assert health["journal"]["healthy"] is True
         assert agent.client.agent_text(sid).endswith("a turn of its own")
 
-    asked = read_jsonl(requests)
+    asked = read_requests(requests)
     assert [(r["turn"], r["step"]) for r in asked] == [(1, 1), (1, 2), (2, 1)]
     assert asked[1]["messages"][-1]["content"] == [{"type": "text", "text": "keep it short"}]
     assert asked[2]["messages"][-1]["content"] == [{"type": "text", "text": "one more thing"}]
@@ -158,7 +158,7 @@ async def test_session_steering_with_idle_behavior_prompt_required(
         assert answer == {"outcome": "promptRequired", "reason": "noRunningTurn"}
         health = await agent.conn.ext_method("acp_agent/when_idle", {"sessionId": sid})
         assert health["journal"]["healthy"] is True
-        assert len(read_jsonl(requests)) == 2  # no model request for the refused steer
+        assert len(read_requests(requests)) == 2  # no model request for the refused steer
         assert (await agent.prompt_text(sid, "and?")).stop_reason == "end_turn"
 
     journal = check_journal(state_dir, sid, workspace)

@@ -20,9 +20,10 @@ from typing import Any
 import pytest
 
 from tests.clients.support import NPM_PREFIX, READ_THEN_WRITE, client_env, node, require
-from tests.integration.support import check_journal, read_jsonl, write_script
+from tests.integration.support import check_journal, write_script
 from tests.support.acp_schema import AcpSchema
 from tests.support.process import agent_command
+from tests.support.requests import read_requests
 from tests.support.transcript import Transcript
 
 pytestmark = pytest.mark.subprocess
@@ -114,7 +115,7 @@ def test_typescript_sdk_client(
 
     # What the model saw: the steering message joined the running turn as a second step; the
     # idle one opened a turn of its own.
-    asked = read_jsonl(requests)
+    asked = read_requests(requests)
     steered = [r for r in asked if r["turn"] == 3]
     assert [r["step"] for r in steered] == [1, 2]
     assert steered[1]["messages"][-1]["content"] == [{"type": "text", "text": "also mention tabs"}]

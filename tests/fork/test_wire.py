@@ -6,7 +6,6 @@ Frames are validated against the official *unstable* schema (the stable one has 
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +16,7 @@ from tests.fork.support import journal_entries
 from tests.integration.support import initialize, new_session, prompt, serve_command, write_script
 from tests.support.acp_schema import AcpSchema, schema_path
 from tests.support.recording import RawAgent, recorded_agent
+from tests.support.requests import read_requests
 
 pytestmark = pytest.mark.subprocess
 
@@ -34,7 +34,7 @@ def cwd(tmp_path: Path) -> Path:
 
 
 def logged_requests(path: Path) -> list[dict[str, Any]]:
-    return [json.loads(line) for line in path.read_text().splitlines()]
+    return read_requests(path)
 
 
 def user_texts(request: dict[str, Any]) -> list[tuple[str, str, str]]:

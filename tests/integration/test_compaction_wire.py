@@ -5,7 +5,6 @@ Every frame is validated against the official ACP v1 schema (``recorded_agent``,
 
 from __future__ import annotations
 
-import json
 import subprocess
 import sys
 from pathlib import Path
@@ -23,6 +22,7 @@ from tests.integration.support import (
     write_script,
 )
 from tests.support.recording import RawAgent, RecordedAgent, recorded_agent
+from tests.support.requests import read_requests
 
 pytestmark = pytest.mark.subprocess
 
@@ -34,7 +34,7 @@ COMPACT_COMMAND = {
 
 
 def requests_logged(path: Path) -> list[dict[str, Any]]:
-    return [json.loads(line) for line in path.read_text().splitlines()]
+    return read_requests(path)
 
 
 def user_messages(request: dict[str, Any]) -> list[tuple[str, str]]:

@@ -16,6 +16,7 @@ import pytest
 
 from tests.integration.support import check_journal, read_call, serve_command, write_script
 from tests.support.recording import RecordedAgent, RecordingClient, recorded_agent
+from tests.support.requests import read_requests
 
 pytestmark = pytest.mark.subprocess
 
@@ -37,7 +38,7 @@ def config(path: Path, **kinds: list[dict[str, Any]]) -> Path:
 
 
 def logged(path: Path) -> list[dict[str, Any]]:
-    return [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
+    return read_requests(path)
 
 
 async def inject(agent: RecordedAgent, sid: str, text: str) -> dict[str, Any]:

@@ -8,7 +8,6 @@ by ``recorded_agent``.
 from __future__ import annotations
 
 import asyncio
-import json
 import os
 import signal
 from pathlib import Path
@@ -24,14 +23,13 @@ from tests.integration.support import (
     write_script,
 )
 from tests.support.recording import RecordedAgent, RecordingClient, recorded_agent
+from tests.support.requests import read_requests
 
 pytestmark = pytest.mark.subprocess
 
 
 def requests_logged(path: Path) -> list[dict[str, Any]]:
-    if not path.exists():
-        return []
-    return [json.loads(line) for line in path.read_text().splitlines()]
+    return read_requests(path)
 
 
 def user_messages(request: dict[str, Any]) -> list[tuple[str, str]]:

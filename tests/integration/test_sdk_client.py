@@ -25,7 +25,6 @@ from tests.integration.support import (
     answer_index,
     assert_nothing_after,
     check_journal,
-    read_jsonl,
     serve_command,
     turn_updates,
     turn_updates_so_far,
@@ -35,6 +34,7 @@ from tests.integration.support import (
 )
 from tests.support.acp_schema import JsonObject
 from tests.support.recording import recorded_agent
+from tests.support.requests import read_requests
 
 pytestmark = pytest.mark.subprocess
 
@@ -157,7 +157,7 @@ async def test_prompt_with_resource_link_and_embedded_context(
     journal = check_journal(state_dir, sid, workspace)
     (user,) = journal.of_type("user/message")
     assert user["content"] == blocks
-    (logged,) = read_jsonl(requests)
+    (logged,) = read_requests(requests)
     assert logged["messages"][0]["content"] == blocks
 
 

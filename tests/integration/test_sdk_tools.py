@@ -20,7 +20,6 @@ from tests.integration.support import (
     assert_nothing_after,
     check_journal,
     read_call,
-    read_jsonl,
     serve_command,
     tool_text,
     tool_trace,
@@ -30,6 +29,7 @@ from tests.integration.support import (
 )
 from tests.support.acp_schema import JsonObject
 from tests.support.recording import RecordingClient, recorded_agent
+from tests.support.requests import read_requests
 
 pytestmark = pytest.mark.subprocess
 
@@ -110,7 +110,7 @@ async def test_read_file_batch_through_the_client_fs(
     assert results[0]["content"] == [{"type": "text", "text": "alpha from the editor\n"}]
 
     # docs/contract.md §5: each model request is logged; the second one carries both results.
-    logged = read_jsonl(requests)
+    logged = read_requests(requests)
     assert [(r["sessionId"], r["turn"], r["step"]) for r in logged] == [(sid, 1, 1), (sid, 1, 2)]
     assert all("read_file" in r["tools"] for r in logged)
     assert [m["role"] for m in logged[1]["messages"]] == ["user", "assistant", "tool", "tool"]

@@ -15,7 +15,6 @@ from acp import text_block
 
 from tests.integration.support import (
     check_journal,
-    read_jsonl,
     serve_command,
     tool_text,
     turn_updates,
@@ -24,6 +23,7 @@ from tests.integration.support import (
 from tests.mcp.support import alive, http_server, pids, running_http_server, stdio_server, wait_gone
 from tests.mcp.test_wire import call, open_session, tools_of
 from tests.support.recording import RawAgent, RecordingClient, recorded_agent
+from tests.support.requests import read_requests
 
 pytestmark = pytest.mark.subprocess
 
@@ -83,7 +83,7 @@ async def test_servers_that_cannot_start_do_not_break_the_turn(
                 await agent.conn.prompt(session_id=sid, prompt=[text_block(text)])
             ).stop_reason == "end_turn"
         stderr = agent.stderr
-    tools = read_jsonl(requests)[0]["tools"]
+    tools = read_requests(requests)[0]["tools"]
     assert "mcp__test__echo" in tools and not any("ghost" in t or "down" in t for t in tools)
     failures = [json.loads(line) for line in stderr.splitlines() if b"mcp_server_failed" in line]
     assert sorted(f["server"] for f in failures) == ["down", "ghost"]  # once each, not per turn

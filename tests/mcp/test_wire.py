@@ -16,7 +16,6 @@ from acp.schema import Implementation
 
 from tests.integration.support import (
     check_journal,
-    read_jsonl,
     serve_command,
     tool_text,
     tool_trace,
@@ -26,6 +25,7 @@ from tests.integration.support import (
 from tests.mcp.support import pids, stdio_server, wait_gone
 from tests.support.acp_schema import JsonObject
 from tests.support.recording import RecordedAgent, RecordingClient, recorded_agent
+from tests.support.requests import read_requests
 
 pytestmark = pytest.mark.subprocess
 
@@ -75,7 +75,7 @@ async def test_a_call_end_to_end_with_permission(
     assert tool_text(updates[-1]) == "5"
     (asked,) = client.permission_requests
     assert asked.tool_call.tool_call_id == "c1" and asked.tool_call.title == "test: add"
-    logged = read_jsonl(requests)
+    logged = read_requests(requests)
     assert "mcp__test__echo" in logged[0]["tools"] and "read_file" in logged[0]["tools"]
     journal = check_journal(state_dir, sid, workspace)
     (result,) = journal.of_type("tool/result")

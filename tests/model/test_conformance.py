@@ -15,6 +15,7 @@ disconnect, and a slow stream cancelled by ``session/cancel``.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
@@ -275,6 +276,8 @@ def script_message(message: dict[str, Any]) -> Row:
         return "".join(b.get("text", "") for b in blocks)
 
     match message["role"]:
+        case "system":
+            return system_row(message["content"])
         case "user":
             return ("user", text(message["content"]))
         case "assistant":
@@ -285,8 +288,18 @@ def script_message(message: dict[str, Any]) -> Row:
             return ("tool", message["callId"], text(message["content"]))
 
 
+def system_row(content: str) -> Row:
+    """The system message: one string, naming the session's working directory (§8)."""
+    assert isinstance(content, str) and re.search(
+        r"^Working directory: /\S+/workspace$", content, re.M
+    )
+    return ("system",)
+
+
 def http_message(message: dict[str, Any]) -> Row:
     match message["role"]:
+        case "system":
+            return system_row(message["content"])
         case "user":
             return ("user", message["content"])
         case "assistant":
@@ -416,7 +429,7 @@ async def test_provider_conformance(
     assert normalized_answer(outcome.answer) == scenario.answer
     journal = check_journal(tmp_path / "state", SID, tmp_path / "workspace")
     assert [normalized_event(e) for e in journal.events] == scenario.journal
-    assert seen == scenario.seen
+    assert seen == [[("system",), *request] for request in scenario.seen]
     check_frames(outcome.frames, acp_schema)
     if server is not None:
         check_http(server, scenario, tmp_path)

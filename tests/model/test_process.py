@@ -66,7 +66,16 @@ async def test_a_turn_through_the_real_process(
             answer = await agent.request("session/prompt", prompt("Read a.txt and b.txt"))
             await agent.close_stdin()
             assert await agent.wait_exit() == 0
-        assert answer["result"] == {"stopReason": "end_turn"}
+        assert answer["result"] == {
+            "stopReason": "end_turn",
+            "usage": {  # the unstable PromptResponse.usage: the turn's one reporting request
+                "totalTokens": 42,
+                "inputTokens": 12,
+                "outputTokens": 30,
+                "thoughtTokens": 22,
+                "cachedReadTokens": 0,
+            },
+        }
         stdout = b"".join(agent.transcript.agent_lines)
         updates = agent.transcript.session_updates(SID)
         bodies = [r.json() for r in server.requests]
@@ -93,8 +102,12 @@ async def test_a_turn_through_the_real_process(
     }
 
     first, second = bodies
-    assert [m["content"] for m in first["messages"]] == ["Answer tersely.", "Read a.txt and b.txt"]
-    assert [m["role"] for m in second["messages"]] == ["user", "user", "assistant", "tool", "tool"]
+    system, *history = first["messages"]
+    assert system["role"] == "system" and f"Working directory: {workspace}\n" in system["content"]
+    assert [m["content"] for m in history] == ["Answer tersely.", "Read a.txt and b.txt"]
+    assert second["messages"][0] == system  # the same turn: the same system message
+    roles = [m["role"] for m in second["messages"]]
+    assert roles == ["system", "user", "user", "assistant", "tool", "tool"]
 
     journal = check_journal(state_dir, SID, workspace)
     assert journal.end_reasons() == ["completed"]

@@ -19,6 +19,7 @@ from acp_agent.model.script import ScriptLine, ScriptModel
 from acp_agent.session.admission import Admission
 from acp_agent.session.toolrun import ToolHooks
 from acp_agent.tools.base import Location, Tool, ToolContext, ToolKind, ToolOutput
+from tests.support.requests import read_requests
 
 _LINE = msgspec.json.Decoder(ScriptLine)
 
@@ -122,9 +123,7 @@ async def scripted_agent(
 
 
 def requests(log: Path) -> list[dict[str, Any]]:
-    if not log.exists():
-        return []
-    return [msgspec.json.decode(line) for line in log.read_bytes().splitlines()]
+    return read_requests(log)
 
 
 def types(entries: Sequence[Entry]) -> list[str]:

@@ -38,6 +38,7 @@ from acp_agent.journal.reader import load_journal, parse_journal
 from acp_agent.journal.recovery import interrupted_turn_repair
 from acp_agent.session.history import derive_messages
 from tests.support.recording import RecordedAgent, recorded_agent
+from tests.support.requests import read_requests
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 GOLDEN_DIR = REPO_ROOT / "fixtures" / "golden"
@@ -165,9 +166,7 @@ def journal_file(state_dir: Path, session_id: str) -> Path:
 
 def logged_requests(path: Path) -> list[JsonObject]:
     """Every model request the script model logged (``[]`` when none was made)."""
-    if not path.exists():
-        return []
-    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+    return read_requests(path)
 
 
 def history_before(entries: Sequence[Entry], turn: int, step: int) -> list[Entry]:

@@ -9,7 +9,6 @@ refused, a cancelled command's process group is gone, modes gate writes and comm
 from __future__ import annotations
 
 import asyncio
-import json
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +24,7 @@ from tests.integration.support import (
 )
 from tests.support.acp_schema import JsonObject
 from tests.support.recording import RecordedAgent, RecordingClient, recorded_agent
+from tests.support.requests import read_requests
 from tests.tools.support import HoldingClient, TerminalClient, group_gone
 
 pytestmark = pytest.mark.subprocess
@@ -355,7 +355,7 @@ async def test_workspace_instructions_are_injected_context(
     journal = check_journal(state_dir, sid, workspace)
     assert journal.types()[:2] == ["user/message", "turn/start"], "journaled before the turn"
     assert journal.of_type("user/message")[0]["source"] == src
-    (logged,) = [json.loads(line) for line in requests.read_text().splitlines()]
+    (logged,) = read_requests(requests)
     assert [(m["role"], m.get("source")) for m in logged["messages"]] == [
         ("user", src),
         ("user", {"kind": "user"}),

@@ -1,6 +1,7 @@
 """Chat Completions bodies: a ``ModelRequest`` out, streamed ``chat.completion.chunk``s in.
 
-Messages map one to one, in history order, and nothing is merged:
+The request's ``system`` text goes first, as the one ``{"role": "system"}`` message. Then the
+messages map one to one, in history order, and nothing is merged:
 
 - ``UserTurn`` → ``{"role": "user", "content": ...}``, one message per turn, so a prompt and the
   contexts injected beside it stay separate consecutive user messages in journal order. The
@@ -74,7 +75,11 @@ class ToolMessageOut(msgspec.Struct, frozen=True, tag="tool", tag_field="role"):
     content: str
 
 
-MessageOut = UserMessageOut | AssistantMessageOut | ToolMessageOut
+class SystemMessageOut(msgspec.Struct, frozen=True, tag="system", tag_field="role"):
+    content: str
+
+
+MessageOut = SystemMessageOut | UserMessageOut | AssistantMessageOut | ToolMessageOut
 
 
 class FunctionOut(msgspec.Struct, frozen=True):
@@ -104,7 +109,8 @@ _ENCODER = msgspec.json.Encoder()
 
 
 def encode_request(model: str, request: ModelRequest) -> bytes:
-    messages = [out for message in request.messages if (out := message_out(message))]
+    messages: list[MessageOut] = [SystemMessageOut(request.system)] if request.system else []
+    messages += [out for message in request.messages if (out := message_out(message))]
     tools = [tool_out(spec) for spec in request.tools] or msgspec.UNSET
     body = ChatRequest(model, messages, True, StreamOptions(include_usage=True), tools)
     return _ENCODER.encode(body)
