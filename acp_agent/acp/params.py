@@ -7,7 +7,7 @@ import os
 from pathlib import Path
 
 from acp_agent.acp.schema import SystemPromptParam
-from acp_agent.content import AudioContent, ContentBlock, ImageContent, TextContent
+from acp_agent.content import AudioContent, ContentBlock, TextContent
 from acp_agent.errors import InvalidParams
 from acp_agent.session.system_prompt import PromptMode, SessionPrompt
 
@@ -30,9 +30,10 @@ def valid_roots(directories: list[str]) -> list[Path]:
 
 
 def prompt_blocks(blocks: list[ContentBlock]) -> list[ContentBlock]:
-    """A prompt holds at least one block, and only kinds ``initialize`` advertised."""
+    """A prompt holds at least one block, and only kinds ``initialize`` advertised (text,
+    images, resource links, embedded resources: not audio)."""
     for index, block in enumerate(nonempty(blocks)):
-        if isinstance(block, ImageContent | AudioContent):
+        if isinstance(block, AudioContent):
             raise InvalidParams(
                 f"{block.__class__.__name__} blocks are not supported (not advertised)",
                 {"path": f"$.prompt[{index}]"},

@@ -49,7 +49,6 @@ from acp_agent.acp.observer import AcpClient, AcpObserver
 from acp_agent.acp.params import (
     absolute_cwd,
     content_blocks,
-    nonempty,
     prompt_blocks,
     session_prompt,
     valid_roots,
@@ -91,6 +90,7 @@ from acp_agent.acp.thought_option import THOUGHT_OPTION, choose_level, thought_o
 from acp_agent.errors import InternalError, InvalidParams, decode_params
 from acp_agent.journal.events import SourceKind, source, source_kind
 from acp_agent.mcp.config import McpServerConfig, journaled, parse_servers
+from acp_agent.model.openai.warm import warm_up
 from acp_agent.model.registry import ModelCatalog
 from acp_agent.session.catalog import BadCursor, list_sessions
 from acp_agent.session.errors import SessionError
@@ -199,7 +199,7 @@ class AgentServer:
             protocol_version=PROTOCOL_VERSION,
             agent_capabilities=AgentCapabilities(
                 load_session=True,
-                prompt_capabilities=PromptCapabilities(embedded_context=True),
+                prompt_capabilities=PromptCapabilities(image=True, embedded_context=True),
                 mcp_capabilities=McpCapabilities(http=True, sse=False),
                 session_capabilities=SessionCapabilities(
                     list_=Empty(),
@@ -236,6 +236,7 @@ class AgentServer:
 
     async def _after_new(self, session: AcpSession) -> None:
         """Slash commands, then the workspace instructions (idle injections, journaled)."""
+        _warm_up(session)
         await session.observer.advertise_commands()
         await session.inject_workspace_instructions()
 
@@ -290,7 +291,12 @@ class AgentServer:
 
     def _with_commands(self, session: AcpSession, result: object) -> Then:
         """Answer ``result``, then advertise the session's slash commands."""
-        return Then(result, session.observer.advertise_commands)
+
+        async def after() -> None:
+            _warm_up(session)
+            await session.observer.advertise_commands()
+
+        return Then(result, after)
 
     async def _open(self, params: LoadSessionParams) -> AcpSession:
         setup = _Setup.checked(params)
@@ -370,7 +376,7 @@ class AgentServer:
         return InjectResult(message_id=injected.message_id, placement=str(injected.placement))
 
     async def steer(self, params: SteerParams) -> SteerResult:
-        placement = await self.sessions.get(params.session_id).steer(nonempty(params.prompt))
+        placement = await self.sessions.get(params.session_id).steer(prompt_blocks(params.prompt))
         return SteerResult(str(placement))
 
     async def session_steering(self, params: SteerParams) -> SteerResult:
@@ -378,7 +384,7 @@ class AgentServer:
         ``idleBehavior: "promptRequired"`` (no turn is started; the client sends a prompt)."""
         session = self.sessions.get(params.session_id)
         steer = session.steer_running if prompt_required(params.meta) else session.steer
-        placement = await steer(nonempty(params.prompt))
+        placement = await steer(prompt_blocks(params.prompt))
         if placement is Placement.PROMPT_REQUIRED:
             return SteerResult(str(placement), reason="noRunningTurn")
         return SteerResult("injected" if placement is Placement.STEERED else str(placement))
@@ -415,6 +421,12 @@ class _Setup:
         await session.use_mcp_servers(self.servers)
         if self.prompt is not None:
             await session.set_prompt(self.prompt)
+
+
+def _warm_up(session: AcpSession) -> None:
+    """A session on an HTTP model: import the HTTP stack now, not at its first prompt."""
+    if session.thinks:
+        warm_up()
 
 
 def _modes(session: AcpSession) -> SessionModeState:

@@ -41,6 +41,7 @@ from acp_agent.session.catalog import write_title
 from acp_agent.session.errors import ModelKeyMissing, SessionIdInUse, UnknownModel, UnknownSession
 from acp_agent.session.opening import Opened, create_journal, fork_journal, open_journal
 from acp_agent.session.ports import Reply, SessionDeps, new_id, now_ms
+from acp_agent.session.resources import with_linked_files
 from acp_agent.session.settings import SessionSettings, load_settings, save_settings
 from acp_agent.session.signals import Outcome, Placement
 from acp_agent.session.system_prompt import SessionPrompt, render
@@ -103,7 +104,9 @@ class Session(Generic[Obs]):
         return Injected(message_id, placement)
 
     async def send(self, prompt: Content) -> PendingPrompt:
-        return PendingPrompt(await self.actor.submit(as_blocks(prompt)))
+        """Queue a prompt; the text of files it links to (``resources.py``) joins it first."""
+        blocks = await with_linked_files(as_blocks(prompt), self.actor.deps.tools.context)
+        return PendingPrompt(await self.actor.submit(blocks))
 
     async def steer(self, prompt: Content) -> Placement:
         """Into the running turn at its next step; with no turn running, as a new prompt."""

@@ -14,6 +14,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import anyio
 import pytest
 
 from acp_agent.session.compaction import DEFAULT_CONTEXT_WINDOW
@@ -207,13 +208,10 @@ sys.exit(main())
 """
 
 
-def test_initialize_and_session_new_do_not_import_the_http_stack(
+def test_initialize_does_not_import_the_http_stack(
     tmp_path: Path, workspace: Path, agent_env: dict[str, str]
 ) -> None:
-    frames = [
-        {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": init()},
-        {"jsonrpc": "2.0", "id": 2, "method": "session/new", "params": new(workspace)},
-    ]
+    frames = [{"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": init()}]
     stdin = "".join(json.dumps(frame) + "\n" for frame in frames)
     report = tmp_path / "modules.json"
     env = {
@@ -233,8 +231,33 @@ def test_initialize_and_session_new_do_not_import_the_http_stack(
     )
     assert done.returncode == 0, done.stderr.decode()
     answers = [json.loads(line) for line in done.stdout.splitlines()]
-    assert [a.get("id") for a in answers if "result" in a] == [1, 2]
+    assert [a.get("id") for a in answers if "result" in a] == [1]
     assert json.loads(report.read_text()) == []
+
+
+async def test_session_new_imports_the_http_stack_in_the_background(
+    tmp_path: Path, workspace: Path, agent_env: dict[str, str]
+) -> None:
+    """Issue 13 item 10: the import starts once session/new is answered (the user is typing),
+    so the first prompt does not pay for it; the answer itself never waits for it."""
+    log_file = tmp_path / "agent.log"
+    env: EnvOverrides = {
+        **agent_env,
+        **NO_KEYS,
+        "OPENAI_BASE_URL": "http://127.0.0.1:9/v1",
+        "OPENAI_API_KEY": KEY,
+        "ACP_AGENT_LOG_FILE": str(log_file),
+        "ACP_AGENT_LOG_LEVEL": "debug",
+    }
+    async with RawAgent(agent_command("--model", "openai:gpt-test"), env=env) as agent:
+        await agent.request("initialize", init())
+        assert "result" in await agent.request("session/new", new(workspace))
+        with anyio.fail_after(20):
+            while b"http_stack_imported" not in log_file.read_bytes():  # noqa: ASYNC110 - a file
+                await anyio.sleep(0.02)
+    events = [json.loads(line)["event"] for line in log_file.read_bytes().splitlines()]
+    assert events.count("http_stack_imported") == 1
+    assert "model_request_sent" not in events  # no request was needed for it
 
 
 def _environ() -> dict[str, str]:

@@ -1,0 +1,94 @@
+"""Images and linked files in a prompt (docs/contract.md §8 "Images", "Resource links").
+
+The real router and session layer on the in-memory wire; the model is the real OpenAI-compatible
+provider against the loopback HTTP server, so the bodies asserted are what a server receives
+(Chat Completions ``image_url`` content parts with a ``data:`` URI, as OpenAI's vision guide
+documents them).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+from acp_agent.model.registry import ModelCatalog
+from tests.integration.support import check_journal
+from tests.model.harness import in_process_agent
+from tests.model.loopback import Reply, loopback
+
+PIXEL = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR4nGNgYGD4DwABBAEAwS2OUAAAAABJRU5ErkJggg=="
+
+
+async def prompt_with(tmp_path: Path, blocks: list[dict[str, Any]]) -> tuple[Any, list[Any]]:
+    """One prompt; the initialize answer, the request bodies and the session's journal."""
+    async with loopback(Reply("text.sse")) as server:
+        env = {"OPENAI_BASE_URL": server.base_url, "OPENAI_API_KEY": "sk-test"}
+        catalog = ModelCatalog("openai:gpt-test", {}, env)
+        async with in_process_agent(catalog, tmp_path / "state") as agent:
+            init = await agent.request("initialize", {"protocolVersion": 1})
+            new = {
+                "cwd": str(tmp_path / "ws"),
+                "mcpServers": [],
+                "_meta": {"acp_agent": {"sessionId": "s"}},
+            }
+            assert "result" in await agent.request("session/new", new)
+            answer = await agent.request("session/prompt", {"sessionId": "s", "prompt": blocks})
+            assert answer["result"]["stopReason"] == "end_turn", answer
+        bodies = [json.loads(r.body) for r in server.requests]
+    return init["result"], bodies
+
+
+async def test_an_image_reaches_the_model_as_an_image_url_part(tmp_path: Path) -> None:
+    (tmp_path / "ws").mkdir()
+    image = {"type": "image", "mimeType": "image/png", "data": PIXEL}
+    init, (body,) = await prompt_with(tmp_path, [{"type": "text", "text": "what is it?"}, image])
+    assert init["agentCapabilities"]["promptCapabilities"]["image"] is True
+    user = body["messages"][-1]
+    assert user["content"] == [
+        {"type": "text", "text": "what is it?"},
+        {"type": "image_url", "image_url": {"url": f"data:image/png;base64,{PIXEL}"}},
+    ]
+    journal = check_journal(tmp_path / "state", "s", tmp_path / "ws")
+    (prompt,) = [m for m in journal.of_type("user/message") if m["source"]["kind"] == "user"]
+    assert prompt["content"][1] == image  # journaled with the prompt, as sent
+
+
+async def test_a_linked_file_in_the_roots_is_read_into_the_prompt(tmp_path: Path) -> None:
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    (workspace / "notes.md").write_text("ship the journal first\n")
+    (tmp_path / "secret.txt").write_text("outside the roots\n")
+    inside = f"file://{workspace}/notes.md"
+    outside = f"file://{tmp_path}/secret.txt"
+    blocks = [
+        {"type": "text", "text": "read these"},
+        {"type": "resource_link", "uri": inside, "name": "notes.md"},
+        {"type": "resource_link", "uri": outside, "name": "secret.txt"},
+    ]
+    _, (body,) = await prompt_with(tmp_path, blocks)
+    sent = body["messages"][-1]["content"]
+    assert "ship the journal first" in sent
+    assert "outside the roots" not in sent and f"[{outside}]" in sent
+    journal = check_journal(tmp_path / "state", "s", workspace)
+    (prompt,) = [m for m in journal.of_type("user/message") if m["source"]["kind"] == "user"]
+    assert prompt["content"][2] == {
+        "type": "resource",
+        "resource": {"uri": inside, "text": "ship the journal first\n"},
+    }  # the file's text is history now: a later load sends the same, whatever the file holds
+    assert [b["type"] for b in prompt["content"]] == [
+        "text",
+        "resource_link",
+        "resource",
+        "resource_link",
+    ]
+
+
+async def test_a_link_to_a_fifo_is_not_read_and_the_prompt_goes_on(tmp_path: Path) -> None:
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    os.mkfifo(workspace / "pipe")
+    link = {"type": "resource_link", "uri": f"file://{workspace}/pipe", "name": "pipe"}
+    _, (body,) = await prompt_with(tmp_path, [{"type": "text", "text": "read"}, link])
+    assert f"[file://{workspace}/pipe]" in body["messages"][-1]["content"]
