@@ -21,7 +21,7 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 from bench import lab as lab_module
-from bench.cases import cancel, inject, memory, replay, sdk, stream
+from bench.cases import cancel, first_token, inject, memory, replay, request, sdk, stream
 from bench.lab import FULL, QUICK, Lab, Sizes
 from bench.report import run_info, section, splice, table
 from bench.stats import Figure
@@ -35,8 +35,10 @@ CASES: dict[str, Case] = {
     "memory": memory.run,
     "cancel": cancel.run,
     "sdk": sdk.run,
+    "request": request.run,
+    "first_token": first_token.run,
 }
-ORDER = ["inject", "stream", "replay", "memory", "cancel", "sdk"]
+ORDER = ["inject", "stream", "replay", "memory", "cancel", "sdk", "request", "first_token"]
 KEY_ORDER = [
     "inject_p50",
     "inject_p99",
@@ -50,6 +52,13 @@ KEY_ORDER = [
     "sdk_initialize",
     "sdk_prompt_rate",
     "sdk_notifications",
+    "hi_request_bytes_vs_fast_agent",
+    "hi_request_bytes_vs_codex_acp",
+    "hi_request_bytes_vs_kimi_cli",
+    "hi_request_system_bytes",
+    "hi_request_tools_bytes",
+    "first_token_now",
+    "first_token_typing",
 ]
 
 

@@ -36,6 +36,7 @@ class Sizes:
     prompt_batch: int
     prompt_rounds: int
     sync_chunks: int
+    first_token_rounds: int
 
 
 FULL = Sizes(
@@ -53,6 +54,7 @@ FULL = Sizes(
     prompt_batch=200,
     prompt_rounds=5,
     sync_chunks=10_000,
+    first_token_rounds=10,
 )
 
 QUICK = Sizes(
@@ -70,6 +72,7 @@ QUICK = Sizes(
     prompt_batch=50,
     prompt_rounds=3,
     sync_chunks=2_000,
+    first_token_rounds=4,
 )
 
 
@@ -120,6 +123,29 @@ async def start_ours(
         argv or ours_command(script, *extra, name=name),
         env={"ACP_AGENT_STATE_DIR": str(lab.state_dir(name)), **(env or {})},
         stderr=lab.stderr(name),
+    )
+
+
+OPENAI_MODEL = "openai:gpt-test"
+
+
+async def start_openai(lab: Lab, name: str, base_url: str) -> WireClient:
+    """Our agent on the real OpenAI-compatible provider, pointed at a loopback ``base_url``.
+
+    A fresh ``--state-dir`` and an empty ``--config`` (so a user's own config file changes
+    nothing); the key is a dummy, the loopback server does not check it.
+    """
+    empty = lab.root / "empty-config.toml"
+    empty.touch()
+    extra = ["--model", OPENAI_MODEL, "--state-dir", str(lab.state_dir(name))]
+    return await start_ours(
+        lab,
+        name,
+        None,
+        *extra,
+        "--config",
+        str(empty),
+        env={"OPENAI_BASE_URL": base_url, "OPENAI_API_KEY": "k"},
     )
 
 
