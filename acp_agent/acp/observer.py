@@ -17,6 +17,7 @@ import structlog
 from acp_agent.acp import projection
 from acp_agent.acp.extensions import JournalErrorParams
 from acp_agent.acp.schema import (
+    AgentMessageChunk,
     ClientCapabilities,
     ConfigOptionUpdate,
     Cost,
@@ -35,9 +36,11 @@ from acp_agent.acp.toolclient import (
     AcpTerminals,
     AcpToolProgress,
 )
+from acp_agent.content import TextContent
 from acp_agent.journal.events import Entry, SessionHeader, ToolCallPart
 from acp_agent.model.base import Usage
 from acp_agent.session.compaction import CompactionProgress
+from acp_agent.session.ports import new_id
 from acp_agent.session.toolrun import ToolRunner
 from acp_agent.tools.base import ToolContext
 from acp_agent.tools.permissions import Permissions
@@ -118,6 +121,12 @@ class AcpObserver:
             self.cost += usage.cost
         cost = Cost(round(self.cost, 6), COST_CURRENCY) if self.cost else None
         await self._update(UsageUpdate(used=used, size=context_window, cost=cost, meta=meta))
+
+    async def note(self, text: str) -> None:
+        """Something the user should know that is not history (not journaled): an agent
+        message of its own, marked ``_meta.acp_agent.note``."""
+        chunk = AgentMessageChunk(TextContent(text=text), new_id(), {"acp_agent": {"note": True}})
+        await self._update(chunk)
 
     async def mode_changed(self, mode_id: str, config_options: list[SessionConfigSelect]) -> None:
         """The mode, both ways a client may track it: ``modes`` and the ``mode`` config option."""

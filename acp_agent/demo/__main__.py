@@ -71,7 +71,7 @@ def real_model() -> str | None:
     if os.environ.get("OPENAI_API_KEY"):
         return "openai:gpt-4o-mini"
     if os.environ.get("DEEPSEEK_API_KEY"):
-        return "deepseek:deepseek-chat"
+        return "deepseek:deepseek-flash"
     return None
 
 

@@ -5,7 +5,9 @@ The selection is resolved by the server's own ``ModelCatalog``: the default spec
 switch to. For every provider among them: whether its key variable is set (the *name* only;
 the key is never printed) and one ``GET <base_url>/models`` with the key and a short timeout,
 reported with its status and latency. ``/models`` is part of the OpenAI API; a server without
-it still answered, which is reported as a note.
+it still answered, which is reported as a note. A ``gguf:`` model is loaded once, as the agent
+would load it, and stopped again (``acp_agent/model/gguf.py``): a model that does not load (no
+``[local]`` extra, no such file, not GGUF, llama.cpp refuses it) is a problem.
 """
 
 from __future__ import annotations
@@ -16,7 +18,9 @@ from pathlib import Path
 
 from acp_agent.config_file import ConfigError
 from acp_agent.doctor.report import Finding, Section, Status
+from acp_agent.model.base import ModelError
 from acp_agent.model.config import ProvidersConfig
+from acp_agent.model.gguf import CHAT_TEMPLATE_ENV, GgufSettings, spec_path, try_load
 from acp_agent.model.openai.provider import Endpoint
 from acp_agent.model.registry import BUILTINS, BadModelSpec, ModelCatalog, resolve_providers
 
@@ -49,8 +53,10 @@ def model_section(
         scheme, _, rest = choice.partition(":")
         if scheme == "script":
             findings.append(_script(Path(rest)))
+        elif scheme == "gguf":
+            findings += _gguf(rest, env)
     for name in dict.fromkeys(c.partition(":")[0] for c in catalog.choices()):
-        if name != "script":
+        if name not in ("script", "gguf"):
             findings += _provider(endpoints[name], timeout_s)
     return Section("model", "model", findings)
 
@@ -82,6 +88,24 @@ def _script(path: Path) -> Finding:
     if path.is_file():
         return Finding(Status.OK, "model.script", f"script model file {path} exists")
     return Finding(Status.PROBLEM, "model.script", f"script model file {path} not found")
+
+
+def _gguf(rest: str, env: Mapping[str, str]) -> list[Finding]:
+    """Load the model once (seconds, its size in RAM), ask whether its template has tools."""
+    path = spec_path(rest)  # the catalog accepted the spec, so this holds
+    try:
+        loaded = try_load(path, GgufSettings.from_env(env))
+    except ModelError as exc:
+        return [Finding(Status.PROBLEM, "model.gguf", str(exc), str(path))]
+    message = f"loads in {loaded.load_s * 1000:.0f} ms (llama.cpp via xllamacpp {loaded.version})"
+    findings = [Finding(Status.OK, "model.gguf", message, str(path))]
+    if loaded.supports_tools is False:
+        note = (
+            "its chat template has no tool support, so llama.cpp drops the tools and the model "
+            f"never calls one; {CHAT_TEMPLATE_ENV}=/abs/template.jinja replaces the template"
+        )
+        findings.append(Finding(Status.NOTE, "model.gguf_tools", note, str(path)))
+    return findings
 
 
 def _provider(endpoint: Endpoint, timeout_s: float | None) -> list[Finding]:

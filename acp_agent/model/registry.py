@@ -3,6 +3,8 @@
 Specs:
 
 - ``script:PATH`` — the script model (docs/contract.md §5).
+- ``gguf:/abs/path/model.gguf`` — a GGUF model run in this process by llama.cpp (the optional
+  extra ``acp-agent[local]``; ``acp_agent/model/gguf.py``).
 - ``PROVIDER:MODEL`` — an OpenAI-compatible Chat Completions model. ``PROVIDER`` is ``openai``,
   ``deepseek`` or the name of a ``[providers.<name>]`` table of the config file
   (``acp_agent/model/config.py``). Where a provider's settings come from, first match wins:
@@ -22,13 +24,22 @@ from __future__ import annotations
 
 import os
 from collections.abc import AsyncIterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from acp_agent.config_file import ConfigError
 from acp_agent.model.base import ModelError, ModelProvider, ModelRequest, StreamEvent
-from acp_agent.model.config import ProviderEntry, ProvidersConfig
-from acp_agent.model.openai import Endpoint, OpenAICompatible, RetryPolicy, Secret
+from acp_agent.model.config import ModelOptions, ProviderEntry, ProvidersConfig
+from acp_agent.model.gguf import GgufModel, GgufSettings, spec_path
+from acp_agent.model.openai import (
+    DEFAULT_CONTEXT_WINDOW,
+    Endpoint,
+    ModelSettings,
+    OpenAICompatible,
+    RetryPolicy,
+    Secret,
+)
 from acp_agent.model.script import ScriptModel
 
 
@@ -51,11 +62,27 @@ class _Builtin:
     base_url: str
     key_env: str
     base_url_env: str
+    options: ModelOptions
+    """Request option defaults, below the config file's (``docs/providers.md``)."""
 
 
 BUILTINS: dict[str, _Builtin] = {
-    "openai": _Builtin("https://api.openai.com/v1", "OPENAI_API_KEY", "OPENAI_BASE_URL"),
-    "deepseek": _Builtin("https://api.deepseek.com", "DEEPSEEK_API_KEY", "DEEPSEEK_BASE_URL"),
+    # OpenAI's reasoning models refuse max_tokens; max_completion_tokens works on every chat
+    # model. 32768 output tokens: what gpt-4.1 allows (a larger bound is a 400 there).
+    "openai": _Builtin(
+        "https://api.openai.com/v1",
+        "OPENAI_API_KEY",
+        "OPENAI_BASE_URL",
+        ModelOptions(max_tokens_field="max_completion_tokens", max_output_tokens=32_768),
+    ),
+    # Thinking mode answers 400 unless tool-call turns come back with their reasoning_content
+    # (https://api-docs.deepseek.com/guides/thinking_mode, "Tool Calls").
+    "deepseek": _Builtin(
+        "https://api.deepseek.com",
+        "DEEPSEEK_API_KEY",
+        "DEEPSEEK_BASE_URL",
+        ModelOptions(reasoning_echo=True),
+    ),
 }
 
 
@@ -83,6 +110,20 @@ class KeyNeeded:
 class _Provider:
     endpoint: Endpoint
     retry: RetryPolicy
+    entry: ProviderEntry = field(default_factory=ProviderEntry)
+    defaults: ModelOptions = field(default_factory=ModelOptions)
+
+    def settings(self, model: str) -> ModelSettings:
+        """One model's request options: ``[providers.NAME.model_options."MODEL"]``, then
+        ``[providers.NAME]``, then the built-in default, then ``ModelSettings``'s own."""
+        layers = (self.entry.model_options.get(model), self.entry, self.defaults)
+        chosen: dict[str, Any] = {}
+        for name in ModelOptions.__struct_fields__:
+            values = (getattr(layer, name) for layer in layers if layer is not None)
+            value = next((v for v in values if v is not None), None)
+            if value is not None:
+                chosen[name] = value
+        return ModelSettings(**chosen)
 
 
 def resolve_providers(config: ProvidersConfig, env: Mapping[str, str]) -> dict[str, _Provider]:
@@ -115,7 +156,8 @@ def _resolve(name: str, entry: ProviderEntry, env: Mapping[str, str]) -> _Provid
         entry.connect_timeout_s or defaults.connect_timeout_s,
     )
     retries = entry.max_retries if entry.max_retries is not None else RetryPolicy().max_retries
-    return _Provider(endpoint, RetryPolicy(max_retries=retries))
+    options = builtin.options if builtin is not None else ModelOptions()
+    return _Provider(endpoint, RetryPolicy(max_retries=retries), entry, options)
 
 
 class ModelCatalog:
@@ -124,8 +166,13 @@ class ModelCatalog:
         default: str | None,
         config: ProvidersConfig | None = None,
         env: Mapping[str, str] | None = None,
+        *,
+        context_window: int | None = None,
     ) -> None:
+        """``context_window``: the process-wide window (``--context-window``), for models whose
+        settings name none."""
         config = config or {}
+        self.context_window = context_window
         self._providers = resolve_providers(config, os.environ if env is None else env)
         self._listed = [
             f"{name}:{model}" for name, entry in config.items() for model in entry.models
@@ -151,7 +198,7 @@ class ModelCatalog:
         return self._cache[spec]
 
     def key_needed(self, spec: str | None) -> KeyNeeded | None:
-        if not spec or spec.startswith("script:"):
+        if not spec or spec.startswith(("script:", "gguf:")):
             return None
         endpoint = self._providers[self._split(spec)[0]].endpoint
         if endpoint.missing_key and endpoint.api_key_env:
@@ -168,16 +215,23 @@ class ModelCatalog:
 
     async def aclose(self) -> None:
         for provider in self._cache.values():
-            if isinstance(provider, OpenAICompatible):
+            if isinstance(provider, OpenAICompatible | GgufModel):
                 await provider.aclose()
 
     def _split(self, spec: str) -> tuple[str, str]:
         scheme, colon, rest = spec.partition(":")
+        if colon and scheme == "gguf":
+            try:
+                spec_path(rest)
+                GgufSettings.from_env(os.environ)
+            except ValueError as exc:
+                raise BadModelSpec(str(exc)) from None
+            return scheme, rest
         if colon and rest and (scheme == "script" or scheme in self._providers):
             return scheme, rest
         known = ", ".join(sorted(self._providers))
         raise BadModelSpec(
-            f"unknown model spec {spec!r}; expected script:PATH or PROVIDER:MODEL "
+            f"unknown model spec {spec!r}; expected script:PATH, gguf:PATH or PROVIDER:MODEL "
             f"with PROVIDER one of {known}"
         )
 
@@ -186,8 +240,13 @@ class ModelCatalog:
         if scheme == "script":
             log_path = os.environ.get("ACP_AGENT_SCRIPT_REQUESTS")
             return ScriptModel(Path(rest), Path(log_path) if log_path else None)
+        if scheme == "gguf":
+            return GgufModel(spec_path(rest), GgufSettings.from_env(os.environ))
         provider = self._providers[scheme]
-        return OpenAICompatible(provider.endpoint, rest, provider.retry)
+        settings, window = provider.settings(rest), self.context_window or DEFAULT_CONTEXT_WINDOW
+        return OpenAICompatible(
+            provider.endpoint, rest, provider.retry, settings=settings, context_window=window
+        )
 
 
 def make_model(spec: str | None, config: ProvidersConfig | None = None) -> ModelProvider:

@@ -197,6 +197,11 @@ class Session(Generic[Obs]):
             log.warning("session_model_unavailable", session_id=self.id, model=settings.model)
 
     @property
+    def takes_images(self) -> bool:
+        """Whether the session's model sees images (a provider's ``images`` setting)."""
+        return getattr(self.actor.deps.model, "images", True) is not False
+
+    @property
     def thinks(self) -> bool:
         """Whether the session's model takes a thinking level (an OpenAI-compatible one)."""
         return self.model is not None and not self.model.startswith("script:")

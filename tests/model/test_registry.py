@@ -46,7 +46,7 @@ def endpoint_of(catalog: ModelCatalog, spec: str) -> OpenAICompatible:
 def test_specs_pick_providers_and_one_instance_each() -> None:
     catalog = ModelCatalog("openai:gpt-4.1", config(), env={"OPENAI_API_KEY": "k"})
     assert catalog.provider("openai:gpt-4.1") is catalog.provider("openai:gpt-4.1")
-    assert endpoint_of(catalog, "deepseek:deepseek-chat").name == "deepseek:deepseek-chat"
+    assert endpoint_of(catalog, "deepseek:deepseek-flash").name == "deepseek:deepseek-flash"
     assert isinstance(catalog.provider("script:/x.jsonl"), ScriptModel)
     assert isinstance(catalog.provider(None), Unconfigured)
 
@@ -64,7 +64,7 @@ def test_built_in_defaults_env_and_config() -> None:
     assert openai.endpoint.base_url == "https://api.openai.com/v1"
     assert openai.endpoint.api_key is not None and openai.endpoint.api_key.reveal() == "sk-1"
     assert openai.retry.max_retries == 5
-    deepseek = endpoint_of(catalog, "deepseek:deepseek-reasoner").endpoint
+    deepseek = endpoint_of(catalog, "deepseek:deepseek-v4-pro").endpoint
     assert (deepseek.base_url, deepseek.api_key_env) == (
         "https://api.deepseek.com",
         "DEEPSEEK_API_KEY",
@@ -96,9 +96,9 @@ def test_api_key_env_renames_the_variable() -> None:
 
 
 def test_choices_are_the_default_then_every_listed_model() -> None:
-    catalog = ModelCatalog("deepseek:deepseek-chat", config(), env={})
+    catalog = ModelCatalog("deepseek:deepseek-flash", config(), env={})
     assert catalog.choices() == [
-        "deepseek:deepseek-chat",
+        "deepseek:deepseek-flash",
         "openai:gpt-4.1",
         "openai:gpt-4.1-mini",
         "local:qwen3",
@@ -148,6 +148,34 @@ def test_secrets_never_show_themselves() -> None:
         ("[providers.x]\nmax_retries = -1\n", "max_retries"),
         ('[providers.x]\nmodels = [""]\n', r"models\[0\]"),
         ("[providers.x\n", "invalid TOML"),
+        (
+            "[providers.x]\ncontext_window = 0\n",
+            r"providers\.x\.context_window: Expected `int` >= 1",
+        ),
+        ('[providers.x]\ntool_choice = "any"\n', r"providers\.x\.tool_choice: Invalid enum"),
+        (
+            '[providers.x]\nmax_tokens_field = "max_output"\n',
+            r"providers\.x\.max_tokens_field: Invalid enum",
+        ),
+        ('[providers.x]\nthinking = "on"\n', r"providers\.x\.thinking: Invalid enum"),
+        ("[providers.x]\ninput_price = -1\n", r"providers\.x\.input_price: Expected `float`"),
+        (
+            '[providers.x]\nreasoning_echo = "yes"\n',
+            r"providers\.x\.reasoning_echo: Expected `bool",
+        ),
+        (
+            '[providers.x.model_options."qwen3:32b"]\nmax_output_tokens = -5\n',
+            r'providers\.x\.model_options\."qwen3:32b"\.max_output_tokens: Expected `int` >= 1',
+        ),
+        (
+            '[providers.x.model_options."m"]\ncontext_windw = 8192\n',
+            r'providers\.x\.model_options\."m": .*unknown field `context_windw`',
+        ),
+        (
+            '[providers.x.model_options."m"]\nbase_url = "http://h"\n',
+            r'providers\.x\.model_options\."m": .*unknown field `base_url`',
+        ),
+        ("[providers.x]\nmodel_options = 3\n", r"providers\.x\.model_options: Expected `object`"),
     ],
 )
 def test_config_errors_name_the_file_and_key(text: str, message: str) -> None:

@@ -13,6 +13,10 @@ import os
 from pathlib import Path
 from typing import Any
 
+import msgspec
+
+from acp_agent.model.config import ModelOptions, ProviderEntry
+from acp_agent.model.openai.wire import IMAGE_NOTE
 from acp_agent.model.registry import ModelCatalog
 from tests.integration.support import check_journal
 from tests.model.harness import in_process_agent
@@ -92,3 +96,30 @@ async def test_a_link_to_a_fifo_is_not_read_and_the_prompt_goes_on(tmp_path: Pat
     link = {"type": "resource_link", "uri": f"file://{workspace}/pipe", "name": "pipe"}
     _, (body,) = await prompt_with(tmp_path, [{"type": "text", "text": "read"}, link])
     assert f"[file://{workspace}/pipe]" in body["messages"][-1]["content"]
+
+
+async def test_a_model_without_images_gets_a_note_and_the_user_is_told(tmp_path: Path) -> None:
+    (tmp_path / "ws").mkdir()
+    image = {"type": "image", "mimeType": "image/png", "data": PIXEL}
+    async with loopback(Reply("text.sse")) as server:
+        text_only = ModelOptions(images=False)
+        entry = ProviderEntry(base_url=server.base_url, api_key_env="", models=["m"])
+        config = {"local": msgspec.structs.replace(entry, model_options={"m": text_only})}
+        async with in_process_agent(
+            ModelCatalog("local:m", config, env={}), tmp_path / "s"
+        ) as agent:
+            await agent.request("initialize", {"protocolVersion": 1})
+            new = {"cwd": str(tmp_path / "ws"), "mcpServers": []}
+            sid = (await agent.request("session/new", new))["result"]["sessionId"]
+            blocks = [{"type": "text", "text": "look"}, image]
+            answer = await agent.request("session/prompt", {"sessionId": sid, "prompt": blocks})
+            assert answer["result"]["stopReason"] == "end_turn"
+            notes = [
+                u["content"]["text"]
+                for u in agent.updates(sid)
+                if u["sessionUpdate"] == "agent_message_chunk"
+                and u.get("_meta", {}).get("acp_agent", {}).get("note")
+            ]
+        (body,) = [json.loads(r.body) for r in server.requests]
+    assert body["messages"][-1]["content"] == f"look\n{IMAGE_NOTE}"
+    assert len(notes) == 1 and "does not take images" in notes[0]

@@ -4,6 +4,20 @@ Importing this package does not import the HTTP stack (httpx): the provider impo
 first request, so ``initialize`` answers without paying for it. See ``docs/providers.md``.
 """
 
-from acp_agent.model.openai.provider import Endpoint, OpenAICompatible, RetryPolicy, Secret
+from acp_agent.model.openai.provider import (
+    DEFAULT_CONTEXT_WINDOW,
+    Endpoint,
+    ModelSettings,
+    OpenAICompatible,
+    RetryPolicy,
+    Secret,
+)
 
-__all__ = ["Endpoint", "OpenAICompatible", "RetryPolicy", "Secret"]
+__all__ = [
+    "DEFAULT_CONTEXT_WINDOW",
+    "Endpoint",
+    "ModelSettings",
+    "OpenAICompatible",
+    "RetryPolicy",
+    "Secret",
+]

@@ -23,6 +23,16 @@ and closes the generator (``aclosing``); leaving ``client.stream(...)`` closes t
 and httpcore closes a connection whose body was not read to the end, so the provider stops
 generating at once. Nothing here yields inside a cancel scope.
 
+Request options (``ModelSettings``, resolved per model by ``registry.py``): every request
+carries an output bound, ``max_tokens`` (or ``max_completion_tokens``): what is left of the
+context window once the request is counted (characters of the encoded messages and tools / 4,
+rounded up), and no more than ``max_output_tokens``. When nothing is left the request is not
+sent: ``ContextOverflow``. A server that refuses a request as too long for its window (HTTP
+400 or 413 with OpenAI's ``context_length_exceeded``, llama.cpp's ``exceed_context_size_error``,
+or vLLM's, SGLang's, DeepSeek's … wording; or the same inside the stream) fails it with
+``ContextOverflow`` too, not retried: the session may compact and try once more. A ``Usage``
+without a cost gets one from ``input_price`` / ``output_price`` (per million tokens) when set.
+
 Secrets: the API key lives in a ``Secret`` (its repr hides it) and goes only into the
 ``Authorization`` header of the client. Every error message that may quote the server is
 scrubbed of the key before it becomes a ``ModelError`` (journal) or a log line.
@@ -32,6 +42,7 @@ from __future__ import annotations
 
 import itertools
 import random
+import re
 from collections.abc import AsyncIterator, Iterator, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -41,10 +52,20 @@ import msgspec
 import structlog
 
 from acp_agent import __version__
-from acp_agent.model.base import ModelError, ModelRequest, StreamEvent
+from acp_agent.model.base import ContextOverflow, ModelError, ModelRequest, StreamEvent, Usage
 from acp_agent.model.openai.reader import ChatStreamReader, IncompleteStream
 from acp_agent.model.openai.sse import SseEvent, SseParser
-from acp_agent.model.openai.wire import ERROR_DOCUMENT, encode_request, error_text
+from acp_agent.model.openai.wire import (
+    ERROR_DOCUMENT,
+    EffortField,
+    MaxTokensField,
+    Thinking,
+    ToolChoice,
+    WireOptions,
+    encode_body,
+    encode_parts,
+    error_text,
+)
 
 if TYPE_CHECKING:
     import httpx
@@ -54,6 +75,28 @@ log = structlog.get_logger("acp_agent.model")
 RETRY_STATUSES = frozenset({408, 409, 429})
 ERROR_BODY_LIMIT = 64 * 1024
 DRAIN_AFTER_DONE_S = 2.0
+DEFAULT_CONTEXT_WINDOW = 200_000
+"""The process default window (``--context-window``) when no setting names one."""
+OVERFLOW_STATUSES = frozenset({400, 413})
+OVERFLOWED = "the context window was exceeded"
+_OVERFLOW = re.compile(
+    "|".join(
+        [
+            r"context_length_exceeded",  # OpenAI, Azure, Groq: error.code
+            r"exceed_context_size_error",  # llama.cpp: error.type
+            r"maximum context length",  # OpenAI, DeepSeek, vLLM, SGLang, Mistral, OpenRouter
+            r"context length is only",  # vLLM (renderers/params.py)
+            r"longer than the model'?s context length",  # SGLang, Together
+            r"longer than the maximum model length",  # vLLM (V1 engine)
+            r"exceeds? (?:the )?(?:available )?context size",  # llama.cpp, every wording
+            r"larger than the max context size",  # llama.cpp, older builds
+            r"`inputs` tokens \+ `max_new_tokens` must be",  # TGI
+            r"prompt is too long",  # Anthropic models behind OpenRouter
+            r"exceeded (?:max )?context length",  # Ollama
+        ]
+    ),
+    re.IGNORECASE,
+)
 
 
 class Secret:
@@ -109,6 +152,47 @@ class RetryPolicy:
         return backoff * random.uniform(0.5, 1.0)
 
 
+@dataclass(frozen=True)
+class ModelSettings:
+    """One model's request options, as ``registry.py`` resolved them (per-model settings, then
+    the provider's, then the built-in default); ``docs/providers.md`` lists them."""
+
+    context_window: int | None = None
+    """``None``: the process default (``OpenAICompatible(context_window=...)``)."""
+    max_output_tokens: int | None = None
+    tool_choice: ToolChoice | None = None
+    images: bool = True
+    reasoning_echo: bool = False
+    reasoning_details_echo: bool = True
+    think_tags: bool = False
+    thinking: Thinking | None = None
+    max_tokens_field: MaxTokensField = "max_tokens"
+    reasoning_effort_field: EffortField = "reasoning_effort"
+    input_price: float | None = None
+    """Per million input tokens, for ``Usage.cost`` when the server reports none."""
+    output_price: float | None = None
+
+    @property
+    def wire(self) -> WireOptions:
+        return WireOptions(
+            self.max_tokens_field,
+            self.tool_choice,
+            self.reasoning_echo,
+            self.reasoning_details_echo,
+            self.reasoning_effort_field,
+            self.thinking,
+            self.images,
+        )
+
+    def priced(self, usage: Usage) -> Usage:
+        """``usage`` with a cost from the prices, unless the server sent one or none is set."""
+        if usage.cost is not None or (self.input_price is None and self.output_price is None):
+            return usage
+        spent = usage.input_tokens * (self.input_price or 0.0)
+        spent += usage.output_tokens * (self.output_price or 0.0)
+        return msgspec.structs.replace(usage, cost=spent / 1_000_000)
+
+
 class _Retryable(Exception):
     def __init__(self, reason: str, retry_after: float | None = None) -> None:
         super().__init__(reason)
@@ -124,13 +208,20 @@ class OpenAICompatible:
         model: str,
         retry: RetryPolicy | None = None,
         *,
-        think_tags: bool = False,
+        think_tags: bool | None = None,
+        settings: ModelSettings | None = None,
+        context_window: int = DEFAULT_CONTEXT_WINDOW,
     ) -> None:
         self.endpoint = endpoint
         self.model = model
         self.retry = retry or RetryPolicy()
-        self.think_tags = think_tags
+        self.settings = settings or ModelSettings()
+        self.think_tags = self.settings.think_tags if think_tags is None else think_tags
         """Read ``<think>…</think>`` in the content as thoughts (see ``reader.py``)."""
+        self.context_window = self.settings.context_window or context_window
+        """The model's window in tokens: its settings' ``context_window``, else the process
+        default passed in (``--context-window``); ``context_window_of`` reads it."""
+        self.images = self.settings.images
         self.name = f"{endpoint.name}:{model}"
         self._http: httpx.AsyncClient | None = None
         self._log = log.bind(provider=endpoint.name, model=model)
@@ -140,15 +231,7 @@ class OpenAICompatible:
 
         if self.endpoint.missing_key:
             raise ModelError(f"{self.name}: no API key: set {self.endpoint.api_key_env}")
-        body = encode_request(self.model, request)
-        self._log.debug(
-            "model_request_sent",
-            session_id=request.session_id,
-            turn=request.turn,
-            step=request.step,
-            messages=len(request.messages),
-            body_bytes=len(body),
-        )
+        body = self._body(request)
         for attempt in itertools.count(1):
             yielded = False
             try:
@@ -168,7 +251,7 @@ class OpenAICompatible:
                         yield item
                     await self._drain(chunks, reader)
                     for item in reader.end():
-                        yield item
+                        yield self.settings.priced(item) if isinstance(item, Usage) else item
                     return
             except (_Retryable, IncompleteStream, httpx.HTTPError, httpx.InvalidURL) as exc:
                 reason = self._reason(exc)
@@ -191,6 +274,31 @@ class OpenAICompatible:
             self._http = None
 
     # -- pieces ---------------------------------------------------------------------------------
+
+    def _body(self, request: ModelRequest) -> bytes:
+        """The encoded body with its output bound; ``ContextOverflow`` when nothing is left."""
+        options = self.settings.wire
+        parts = encode_parts(request, options)
+        estimate = parts.estimated_tokens
+        left = self.context_window - estimate
+        if left < 1:
+            raise ContextOverflow(
+                f"{self.name}: {OVERFLOWED}: the request is about {estimate} tokens "
+                f"(its characters / 4), the window {self.context_window} (nothing was sent)"
+            )
+        bound = min(left, self.settings.max_output_tokens or left)
+        body = encode_body(self.model, request, parts, options, bound)
+        self._log.debug(
+            "model_request_sent",
+            session_id=request.session_id,
+            turn=request.turn,
+            step=request.step,
+            messages=len(request.messages),
+            body_bytes=len(body),
+            estimated_tokens=estimate,
+            max_tokens=bound,
+        )
+        return body
 
     def _client(self) -> httpx.AsyncClient:
         if self._http is None:
@@ -222,7 +330,7 @@ class OpenAICompatible:
             try:
                 items = reader.feed(event.data, event.event)
             except ModelError as exc:
-                raise ModelError(self._scrub(str(exc))) from None
+                raise _stream_failure(self._scrub(str(exc))) from None
             yield from items
 
     async def _drain(self, chunks: AsyncIterator[bytes], reader: ChatStreamReader) -> None:
@@ -247,10 +355,13 @@ class OpenAICompatible:
         content_type = response.headers.get("content-type", "")
         if status == 200 and content_type.startswith("text/event-stream"):
             return
-        detail = _error_message(await _read_capped(response)) or response.reason_phrase
+        body = await _read_capped(response)
+        detail = _error_message(body) or response.reason_phrase
         reason = f"HTTP {status}: {detail}"
         if status in RETRY_STATUSES or status >= 500:
             raise _Retryable(reason, _retry_after(response.headers))
+        if status in OVERFLOW_STATUSES and overflowed(body.decode("utf-8", "replace")):
+            raise ContextOverflow(self._scrub(f"{self.name}: {OVERFLOWED}: {reason}"))
         if status in (401, 403) and self.endpoint.api_key_env:
             reason += f" (check {self.endpoint.api_key_env})"
         elif status == 200:
@@ -277,6 +388,17 @@ class OpenAICompatible:
         return key.scrub(text) if key is not None else text
 
 
+def overflowed(text: str) -> bool:
+    """Whether a server's error (its whole body, or the message the reader made of it) says
+    the request was longer than the model's context window."""
+    return _OVERFLOW.search(text) is not None
+
+
+def _stream_failure(text: str) -> ModelError:
+    """An error the server reported inside the stream: ``ContextOverflow`` when it says so."""
+    return ContextOverflow(f"{text} ({OVERFLOWED})") if overflowed(text) else ModelError(text)
+
+
 def _retryable(exc: Exception) -> bool:
     import httpx
 
@@ -299,7 +421,8 @@ def _error_message(body: bytes) -> str:
         document = ERROR_DOCUMENT.decode(body)
     except msgspec.DecodeError:
         return body.decode("utf-8", "replace").strip()[:500]
-    return error_text(document.error) or document.message or ""
+    error = document.body()
+    return (error_text(error) or "") if error.message or error.type or error.code else ""
 
 
 def _retry_after(headers: Mapping[str, str]) -> float | None:

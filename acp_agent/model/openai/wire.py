@@ -7,25 +7,42 @@ messages map one to one, in history order, and nothing is merged:
   contexts injected beside it stay separate consecutive user messages in journal order. The
   content is a string (the blocks' text, ``plain_text``); only when a block is an image does it
   become a list of content parts (``text`` / ``image_url`` with a data URI).
-- ``AssistantTurn`` → ``{"role": "assistant", "content": text | null, "tool_calls"?: [...]}``
-  with each call's ``arguments`` as a JSON string, as the API wants. Thoughts are not sent back:
-  Chat Completions has no input field for them and DeepSeek rejects ``reasoning_content`` in
-  input messages. An assistant turn with neither text nor tool calls (a cancelled answer) is
-  left out.
+- ``AssistantTurn`` → ``{"role": "assistant", "content": text, "tool_calls"?: [...]}`` with
+  each call's ``arguments`` as a JSON string, as the API wants. ``content`` is ``""`` (never
+  ``null``) beside tool calls: llama-cpp-python's server answers 500 to ``null``. Thoughts go
+  back only where the provider asks for them (``WireOptions``): with ``reasoning_echo`` a message
+  that carried tool calls gets its thought text, as streamed, as ``reasoning_content`` (DeepSeek's
+  thinking mode answers 400 without it; an empty thought is sent as ``""``, the field must be
+  there); with ``reasoning_details_echo`` the turn's ``reasoning_details`` (OpenRouter) go back
+  verbatim. An assistant turn with neither text nor tool calls (a cancelled answer) is left out.
 - ``ToolTurn`` → ``{"role": "tool", "tool_call_id", "content"}``; a failed call's text starts
   with ``Error: `` (the API has no error flag).
 
-The request always streams with ``stream_options.include_usage`` so the last chunk reports
-usage. Decoding is lenient (unknown fields ignored, everything optional) because every
-OpenAI-compatible server omits something.
+The body always streams with ``stream_options.include_usage`` so the last chunk reports usage,
+and carries the output bound the provider computed (``max_tokens`` or
+``max_completion_tokens``), the thinking level (``reasoning_effort``, or OpenRouter's
+``reasoning: {effort}``), DeepSeek's ``thinking: {type}`` switch and ``tool_choice`` when set
+(the last only beside tools). Messages and tools are encoded once (``EncodedParts``): their
+size is what the provider's token estimate reads. Decoding is lenient (unknown fields ignored,
+everything optional) because every OpenAI-compatible server omits something.
 """
 
 from __future__ import annotations
 
+import math
+from dataclasses import dataclass
+from typing import Literal, TypeVar
+
 import msgspec
 
-from acp_agent.content import ContentBlock, ImageContent, plain_text
-from acp_agent.journal.events import TextPart, ToolCallPart
+from acp_agent.content import (
+    ContentBlock,
+    EmbeddedResource,
+    ImageContent,
+    ResourceContents,
+    plain_text,
+)
+from acp_agent.journal.events import TextPart, ThoughtPart, ToolCallPart
 from acp_agent.model.base import (
     AssistantTurn,
     ModelMessage,
@@ -34,6 +51,33 @@ from acp_agent.model.base import (
     ToolTurn,
     UserTurn,
 )
+
+# -- request options --------------------------------------------------------------------------
+
+ToolChoice = Literal["auto", "required", "none"]
+MaxTokensField = Literal["max_tokens", "max_completion_tokens"]
+EffortField = Literal["reasoning_effort", "reasoning.effort"]
+"""``reasoning_effort`` (OpenAI, DeepSeek, vLLM …) or ``reasoning: {effort}`` (OpenRouter)."""
+Thinking = Literal["enabled", "disabled"]
+"""DeepSeek's ``thinking: {type}`` switch."""
+
+CHARS_PER_TOKEN = 4
+_T = TypeVar("_T")
+
+
+@dataclass(frozen=True)
+class WireOptions:
+    """How one model's requests are shaped (resolved per model by ``registry.py``)."""
+
+    max_tokens_field: MaxTokensField = "max_tokens"
+    tool_choice: ToolChoice | None = None
+    reasoning_echo: bool = False
+    reasoning_details_echo: bool = True
+    reasoning_effort_field: EffortField = "reasoning_effort"
+    thinking: Thinking | None = None
+    images: bool = True
+    """False: the model takes no images; each becomes ``IMAGE_NOTE`` (the user is told)."""
+
 
 # -- request ----------------------------------------------------------------------------------
 
@@ -66,8 +110,10 @@ class UserMessageOut(msgspec.Struct, frozen=True, tag="user", tag_field="role"):
 
 
 class AssistantMessageOut(msgspec.Struct, frozen=True, tag="assistant", tag_field="role"):
-    content: str | None
+    content: str
     tool_calls: list[ToolCallOut] | msgspec.UnsetType = msgspec.UNSET
+    reasoning_content: str | msgspec.UnsetType = msgspec.UNSET
+    reasoning_details: list[msgspec.Raw] | msgspec.UnsetType = msgspec.UNSET
 
 
 class ToolMessageOut(msgspec.Struct, frozen=True, tag="tool", tag_field="role"):
@@ -97,50 +143,153 @@ class StreamOptions(msgspec.Struct, frozen=True):
     include_usage: bool
 
 
+class ReasoningOut(msgspec.Struct, frozen=True):
+    effort: str
+
+
+class ThinkingOut(msgspec.Struct, frozen=True):
+    type: str
+
+
 class ChatRequest(msgspec.Struct, frozen=True):
     model: str
-    messages: list[MessageOut]
+    messages: msgspec.Raw
+    """The encoded message list (``EncodedParts.messages``)."""
     stream: bool
     stream_options: StreamOptions
-    tools: list[ToolOut] | msgspec.UnsetType = msgspec.UNSET
+    tools: msgspec.Raw | msgspec.UnsetType = msgspec.UNSET
+    tool_choice: str | msgspec.UnsetType = msgspec.UNSET
+    max_tokens: int | msgspec.UnsetType = msgspec.UNSET
+    max_completion_tokens: int | msgspec.UnsetType = msgspec.UNSET
+    reasoning_effort: str | msgspec.UnsetType = msgspec.UNSET
+    reasoning: ReasoningOut | msgspec.UnsetType = msgspec.UNSET
+    thinking: ThinkingOut | msgspec.UnsetType = msgspec.UNSET
 
 
 _ENCODER = msgspec.json.Encoder()
 
 
-def encode_request(model: str, request: ModelRequest) -> bytes:
+@dataclass(frozen=True)
+class EncodedParts:
+    """The messages and tools of one request, encoded: what the token estimate measures."""
+
+    messages: bytes
+    tools: bytes | None
+
+    @property
+    def estimated_tokens(self) -> int:
+        """Characters of the encoded messages and tools / 4, rounded up."""
+        chars = len(self.messages.decode()) + len(self.tools.decode() if self.tools else "")
+        return math.ceil(chars / CHARS_PER_TOKEN)
+
+
+def encode_parts(request: ModelRequest, options: WireOptions | None = None) -> EncodedParts:
+    options = options or WireOptions()
     messages: list[MessageOut] = [SystemMessageOut(request.system)] if request.system else []
-    messages += [out for message in request.messages if (out := message_out(message))]
-    tools = [tool_out(spec) for spec in request.tools] or msgspec.UNSET
-    body = ChatRequest(model, messages, True, StreamOptions(include_usage=True), tools)
+    messages += [out for message in request.messages if (out := message_out(message, options))]
+    tools = [tool_out(spec) for spec in request.tools]
+    return EncodedParts(_ENCODER.encode(messages), _ENCODER.encode(tools) if tools else None)
+
+
+def encode_body(
+    model: str,
+    request: ModelRequest,
+    parts: EncodedParts,
+    options: WireOptions | None = None,
+    max_tokens: int | None = None,
+) -> bytes:
+    """The whole body around ``parts``; ``max_tokens`` goes out under the configured name."""
+    options = options or WireOptions()
+    bound_field, effort = options.max_tokens_field, request.reasoning_effort
+    nested = options.reasoning_effort_field == "reasoning.effort"
+    body = ChatRequest(
+        model,
+        msgspec.Raw(parts.messages),
+        True,
+        StreamOptions(include_usage=True),
+        tools=msgspec.Raw(parts.tools) if parts.tools else msgspec.UNSET,
+        tool_choice=_given(options.tool_choice if parts.tools else None),
+        max_tokens=_given(max_tokens if bound_field == "max_tokens" else None),
+        max_completion_tokens=_given(max_tokens if bound_field != "max_tokens" else None),
+        reasoning_effort=_given(None if nested else effort),
+        reasoning=ReasoningOut(effort) if nested and effort is not None else msgspec.UNSET,
+        thinking=ThinkingOut(options.thinking) if options.thinking else msgspec.UNSET,
+    )
     return _ENCODER.encode(body)
 
 
-def message_out(message: ModelMessage) -> MessageOut | None:
+def encode_request(
+    model: str,
+    request: ModelRequest,
+    options: WireOptions | None = None,
+    max_tokens: int | None = None,
+) -> bytes:
+    return encode_body(model, request, encode_parts(request, options), options, max_tokens)
+
+
+def _given(value: _T | None) -> _T | msgspec.UnsetType:
+    return msgspec.UNSET if value is None else value
+
+
+def message_out(message: ModelMessage, options: WireOptions | None = None) -> MessageOut | None:
     match message:
         case UserTurn(content=content):
-            return UserMessageOut(user_content(content))
-        case AssistantTurn(content=parts):
-            text = "".join(part.text for part in parts if isinstance(part, TextPart))
-            calls = [call_out(part) for part in parts if isinstance(part, ToolCallPart)]
-            if not text and not calls:
-                return None
-            return AssistantMessageOut(text or None, calls or msgspec.UNSET)
+            return UserMessageOut(user_content(content, (options or WireOptions()).images))
+        case AssistantTurn():
+            return assistant_out(message, options or WireOptions())
         case ToolTurn(call_id=call_id, content=content, is_error=is_error):
             text = plain_text(content)
             return ToolMessageOut(call_id, f"Error: {text}" if is_error else text)
 
 
-def user_content(blocks: list[ContentBlock]) -> str | list[TextPartOut | ImagePartOut]:
-    if not any(isinstance(block, ImageContent) for block in blocks):
+def assistant_out(turn: AssistantTurn, options: WireOptions) -> AssistantMessageOut | None:
+    text = "".join(part.text for part in turn.content if isinstance(part, TextPart))
+    calls = [call_out(part) for part in turn.content if isinstance(part, ToolCallPart)]
+    if not text and not calls:
+        return None
+    thought = "".join(part.text for part in turn.content if isinstance(part, ThoughtPart))
+    details = list(turn.reasoning_details) if options.reasoning_details_echo else []
+    return AssistantMessageOut(
+        text,
+        calls or msgspec.UNSET,
+        thought if calls and options.reasoning_echo else msgspec.UNSET,
+        details or msgspec.UNSET,
+    )
+
+
+IMAGE_NOTE = "[an image was attached here; this model does not take images, so it is not shown]"
+
+
+def user_content(
+    blocks: list[ContentBlock], images: bool = True
+) -> str | list[TextPartOut | ImagePartOut]:
+    """Text, or content parts when an image is among the blocks: an ``image`` block, or an
+    embedded resource whose blob is an image (OpenAI's vision guide: ``image_url`` with a URL
+    or a ``data:`` URI). A model that takes no images gets ``IMAGE_NOTE`` in its place."""
+    urls = [image_url(block) for block in blocks]
+    if not any(urls):
         return plain_text(blocks)
+    if not images:
+        texts = [
+            IMAGE_NOTE if url else plain_text([b]) for b, url in zip(blocks, urls, strict=True)
+        ]
+        return "\n".join(texts)
     parts: list[TextPartOut | ImagePartOut] = []
-    for block in blocks:
-        if isinstance(block, ImageContent):
-            parts.append(ImagePartOut(ImageUrl(f"data:{block.mimeType};base64,{block.data}")))
-        else:
-            parts.append(TextPartOut(plain_text([block])))
+    for block, url in zip(blocks, urls, strict=True):
+        parts.append(ImagePartOut(ImageUrl(url)) if url else TextPartOut(plain_text([block])))
     return parts
+
+
+def image_url(block: ContentBlock) -> str | None:
+    """The URL of an image block (a ``data:`` URI from its data, else its ``uri``)."""
+    match block:
+        case ImageContent(data=data, mimeType=mime, uri=uri):
+            return f"data:{mime};base64,{data}" if data else uri
+        case EmbeddedResource(
+            resource=ResourceContents(blob=str() as blob, mimeType=str() as mime)
+        ):
+            return f"data:{mime};base64,{blob}" if mime.startswith("image/") else None
+    return None
 
 
 def call_out(call: ToolCallPart) -> ToolCallOut:
@@ -212,10 +361,20 @@ class Chunk(msgspec.Struct, frozen=True):
 
 
 class ErrorDocument(msgspec.Struct, frozen=True):
-    """The JSON body of a failed request: ``{"error": {"message", ...}}`` (or a bare string)."""
+    """The JSON body of a failed request: ``{"error": {"message", ...}}`` (or a bare string),
+    or the error itself at the top (``{"object": "error", "message", "type", "code"}``: SGLang,
+    vLLM 0.10.0)."""
 
     error: ErrorBody | str | None = None
     message: str | None = None
+    type: str | None = None
+    code: str | int | None = None
+
+    def body(self) -> ErrorBody:
+        """The error's message, type and code, wherever the server put them."""
+        if isinstance(self.error, ErrorBody):
+            return self.error
+        return ErrorBody(self.error or self.message, self.type, self.code)
 
 
 CHUNK = msgspec.json.Decoder(Chunk)

