@@ -55,6 +55,7 @@ from acp_agent import __version__
 from acp_agent.model.base import ContextOverflow, ModelError, ModelRequest, StreamEvent, Usage
 from acp_agent.model.openai.reader import ChatStreamReader, IncompleteStream
 from acp_agent.model.openai.sse import SseEvent, SseParser
+from acp_agent.model.openai.warm import ssl_context
 from acp_agent.model.openai.wire import (
     ERROR_DOCUMENT,
     EffortField,
@@ -308,7 +309,10 @@ class OpenAICompatible:
                 self.endpoint.timeout_s, connect=self.endpoint.connect_timeout_s
             )
             self._http = httpx.AsyncClient(
-                base_url=self.endpoint.base_url, headers=self._headers(), timeout=timeout
+                base_url=self.endpoint.base_url,
+                headers=self._headers(),
+                timeout=timeout,
+                verify=ssl_context(),  # built once, ahead of time (warm.py)
             )
         return self._http
 
