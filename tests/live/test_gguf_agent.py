@@ -271,11 +271,15 @@ async def test_e_an_overflowing_prompt_is_refused_clearly_and_the_next_one_answe
             record_timing(
                 "e_overflow", refused_after=refused_after, next=time.monotonic() - started
             )
-    assert after.stop_reason == "end_turn"
+    # Answered normally: the 135M model may talk until the output bound (max_tokens), which is
+    # an answer too; what matters is that the prompt fit and the turn completed.
+    assert after.stop_reason in ("end_turn", "max_tokens")
     journal = check_journal(state_dir, sid, workspace)
     types = journal.types()
     assert "session/compaction" in types, types
-    assert journal.end_reasons()[-1] == "completed", journal.end_reasons()
+    assert journal.end_reasons()[-1] == {"end_turn": "completed"}.get(
+        after.stop_reason, after.stop_reason
+    ), journal.end_reasons()
 
 
 async def overflow_answer(agent: RecordedAgent, session_id: str, text: str) -> str:
