@@ -14,6 +14,11 @@ the compaction updates) and, on replay, the summary as ``agent_message_chunk``s 
 ``_meta.acp_agent.compaction`` — so the user can always see what was summarized. Both carry
 ``{id, reason, throughSeq, keptFromSeq}`` in ``_meta.acp_agent.compaction``.
 
+A tool call is known to the client by its client id (``toolCallId``; ``journal/callids.py``):
+the model's ``callId``, or the unique id the journal gave a call whose model reused an id. The
+entry carries it, so live updates and replays agree; a running call's updates (``in_progress``,
+views, permission requests) get it from the actor, which hands tools the call under that id.
+
 A tool result block carrying a view (``tools/display.py``) becomes richer tool-call content: a
 ``diff`` item next to its text; a ``terminal`` item live (the text on replay, the terminal being
 long released); a ``plan`` update after the tool call's final update.
@@ -43,6 +48,7 @@ from acp_agent.acp.schema import (
     UserMessageChunk,
 )
 from acp_agent.content import ContentBlock, TextContent
+from acp_agent.journal.callids import client_id
 from acp_agent.journal.events import (
     AssistantMessage,
     Compaction,
@@ -94,7 +100,7 @@ def _tool_call(event: ToolCall, catalog: ToolCatalog) -> SessionUpdate:
     title, kind, paths = catalog.present(event.name, event.arguments)
     locations = [ToolCallLocation(path) for path in paths] or None
     return ToolCallStart(
-        event.call_id, title, kind, "pending", locations=locations, raw_input=event.arguments
+        client_id(event), title, kind, "pending", locations=locations, raw_input=event.arguments
     )
 
 
@@ -116,7 +122,7 @@ def _tool_result(event: ToolResult, *, live: bool) -> list[SessionUpdate]:
                 content.append(text)
                 plans.append(plan_update(view))
     status = "failed" if event.is_error else "completed"
-    return [ToolCallProgress(event.call_id, status=status, content=content), *plans]
+    return [ToolCallProgress(client_id(event), status=status, content=content), *plans]
 
 
 def view_content(view: DiffView | TerminalView) -> ToolCallContent:

@@ -159,20 +159,36 @@ class AssistantMessage(
     ``reasoning_details``), each a JSON object kept verbatim; absent when there are none."""
 
 
-class ToolCall(msgspec.Struct, frozen=True, rename={"call_id": "callId"}):
+class ToolCall(
+    msgspec.Struct,
+    frozen=True,
+    omit_defaults=True,
+    rename={"call_id": "callId", "tool_call_id": "toolCallId"},
+):
     turn: int
     step: int
     call_id: str
+    """The model's own id for the call: what its history says (``session/history.py``)."""
     name: str
     arguments: JsonObject
+    tool_call_id: str | None = None
+    """The client's id for the call (ACP ``toolCallId``) when it is not ``call_id``: the model
+    reused an id an earlier call of the session had (``journal/callids.py``); absent otherwise."""
 
 
-class ToolResult(msgspec.Struct, frozen=True, rename={"call_id": "callId", "is_error": "isError"}):
+class ToolResult(
+    msgspec.Struct,
+    frozen=True,
+    omit_defaults=True,
+    rename={"call_id": "callId", "is_error": "isError", "tool_call_id": "toolCallId"},
+):
     turn: int
     step: int
     call_id: str
     content: list[ContentBlock]
     is_error: bool
+    tool_call_id: str | None = None
+    """Its call's ``tool_call_id``, copied (absent when the call has none)."""
 
 
 class ErrorInfo(msgspec.Struct, frozen=True, omit_defaults=True):

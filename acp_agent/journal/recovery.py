@@ -4,8 +4,9 @@ A journal whose last ``turn/start`` has no ``turn/end`` (``turns.open_turn``) wa
 mid-turn. Loading it closes that turn, so the invariant holds again and the model history stays
 well formed:
 
-1. a synthetic error ``tool/result`` for every ``tool/call`` of the turn that has none, in call
-   order, with the call's own turn and step;
+1. a synthetic error ``tool/result`` for every ``tool/call`` of the turn that has none (in its
+   own step: a model may reuse an id in the next step), in call order, with the call's own turn,
+   step and client id (``toolCallId``, ``callids.py``);
 2. ``step/end`` if a step is open;
 3. ``turn/end {reason: {kind: "interrupted"}}``.
 
@@ -50,12 +51,11 @@ def interrupted_turn_repair(entries: Sequence[Entry]) -> list[Event]:
 
 
 def _unanswered_calls(events: Sequence[Event]) -> list[ToolCall]:
-    answered = {e.call_id for e in events if isinstance(e, ToolResult)}
-    return [e for e in events if isinstance(e, ToolCall) and e.call_id not in answered]
+    """A call is answered by a result of its own step: a model may reuse its ids across steps."""
+    answered = {(e.step, e.call_id) for e in events if isinstance(e, ToolResult)}
+    return [e for e in events if isinstance(e, ToolCall) and (e.step, e.call_id) not in answered]
 
 
 def _interrupted_result(call: ToolCall) -> ToolResult:
     content: list[ContentBlock] = [TextContent(text=INTERRUPTED_TOOL_TEXT)]
-    return ToolResult(
-        turn=call.turn, step=call.step, call_id=call.call_id, content=content, is_error=True
-    )
+    return ToolResult(call.turn, call.step, call.call_id, content, True, call.tool_call_id)

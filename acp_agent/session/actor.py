@@ -11,11 +11,14 @@ can always get in between.
 
 Effects and their execution:
 
-- ``Append``: give the event its ``seq``/``time``, add it to the in-memory history and the
-  journal writer's pending buffer (no I/O), then tell the observer (which projects it to ACP).
-- ``Commit``: a durability barrier, awaited inline (the fsync runs in a worker thread). A failed
-  flush is reported through the observer's journal-error channel and the log; the events stay
-  admitted and the next flush retries them. It never becomes an ``agent/error``.
+- ``Append``: give the event its ``seq``/``time`` (and a tool call its client id, when the
+  model reused an id: ``journal/callids.py``), add it to the in-memory history and the journal
+  writer's pending buffer (no I/O), then tell the observer (which projects it to ACP) — or, for
+  ``tell_after_commit`` and whatever follows it, hold it until the next ``Commit``.
+- ``Commit``: a durability barrier, awaited inline (the fsync runs in a worker thread), then the
+  held events are told. A failed flush is reported through the observer's journal-error channel
+  and the log (before the held events are told); the events stay admitted and the next flush
+  retries them. It never becomes an ``agent/error``.
 - ``CommitInBackground``: an idle injection's flush; tracked so ``when_idle`` waits for it.
 - ``Start*``: spawn a worker. ``Abort``: cancel the worker holding that ticket. The compaction
   worker (``StartCompaction``) plans the cut, asks the model for the summary and reports
@@ -42,6 +45,7 @@ from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStre
 
 from acp_agent.content import ContentBlock, TextContent, plain_text
 from acp_agent.journal import turns
+from acp_agent.journal.callids import CallIds
 from acp_agent.journal.errors import JournalFlushError
 from acp_agent.journal.events import (
     Compaction,
@@ -292,12 +296,18 @@ class SessionActor:
 
     # -- effects --------------------------------------------------------------------------------
 
+    _held: tuple[Entry, ...] = ()
+    """Appended, not yet told: waiting for the next ``Commit`` (``Append.tell_after_commit``)."""
+    _call_ids: CallIds | None = None
+    """The session's client ids of tool calls, learnt from ``entries`` when first needed."""
+
     async def _execute(self, effect: Effect) -> None:
         match effect:
-            case Append(event=event):
-                await self._append(event)
+            case Append(event=event, tell_after_commit=later):
+                await self._append(event, later)
             case Commit():
                 await self._commit()
+                await self._tell_held()
             case CommitInBackground():
                 self._spawn(self._background_commit)
             case StartAdmission(ticket=ticket, prompt=prompt):
@@ -308,8 +318,9 @@ class SessionActor:
                 if step == 1:
                     self._turn_usage = None
                 self._spawn_worker(ticket, lambda: self._request_model(ticket, turn, step))
-            case StartTool(ticket=ticket, call=call):
-                self._spawn_worker(ticket, lambda: self._run_tool(ticket, call))
+            case StartTool(ticket=ticket, turn=turn, step=step, call=call):
+                client_call = self._client_call(turn, step, call)
+                self._spawn_worker(ticket, lambda: self._run_tool(ticket, client_call))
             case Abort(ticket=ticket):
                 scope = self._workers.get(ticket)
                 if scope is not None:
@@ -328,12 +339,32 @@ class SessionActor:
             case _:
                 assert_never(effect)
 
-    async def _append(self, event: Event) -> None:
+    async def _append(self, event: Event, tell_after_commit: bool = False) -> None:
         seq = self.entries[-1].seq + 1 if self.entries else 1
-        entry = Entry(seq=seq, time=self.deps.clock(), event=event)
+        entry = Entry(seq=seq, time=self.deps.clock(), event=self._ids().stamp(event))
         self.entries.append(entry)
         self.writer.append(entry)
-        await self.observer.appended(entry)
+        if tell_after_commit or self._held:
+            self._held = (*self._held, entry)
+        else:
+            await self.observer.appended(entry)
+
+    async def _tell_held(self) -> None:
+        held, self._held = self._held, ()
+        for entry in held:
+            await self.observer.appended(entry)
+
+    def _ids(self) -> CallIds:
+        """The client ids, up to date with ``entries``."""
+        if self._call_ids is None:
+            self._call_ids = CallIds()
+        self._call_ids.learn(self.entries)
+        return self._call_ids
+
+    def _client_call(self, turn: int, step: int, call: ToolCallPart) -> ToolCallPart:
+        """``call`` as the tool, its hooks and the client know it: by its client id."""
+        client_id = self._ids().of(turn, step, call.id)
+        return call if client_id == call.id else msgspec.structs.replace(call, id=client_id)
 
     async def _commit(self) -> None:
         try:

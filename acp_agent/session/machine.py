@@ -44,6 +44,14 @@ Invariants the table keeps (they are the design note's acceptance criteria):
   turn ends (completed, cancelled, error) is appended before ``turn/end``: never dropped.
   Steering with no turn running starts one through admission, or, when the client asked
   (``Steer.start_turn`` false), does nothing and answers ``promptRequired``.
+- A tool runs only once what led to it is durable, and each result is durable before the next
+  tool of its batch starts: ``_start_batch`` commits the batch's ``tool/call``s before the first
+  ``StartTool``, ``_tool_done`` commits each result before the next call's ``StartTool``, and the
+  last result shares the barrier that follows it (the next ``step/start``'s, or the turn end's).
+  So a batch of N tools costs N barriers, plus the step boundary after it, and a crash inside a
+  batch never turns a finished tool into an interrupted one (recovery answers only the calls
+  without a result). Results are appended ``tell_after_commit``: the client hears ``completed``
+  only of a durable result.
 - Worker results carry the ``ticket`` of the effect that started them. A result whose ticket is
   not current (the work was aborted by a cancel) is stale and ignored — a legal race, not an
   illegal input. Any *other* input that the table has no entry for raises ``IllegalInput``
@@ -59,6 +67,12 @@ fails if a handler ends anywhere else, or if a declared destination is never rea
 If you add an input or effect: add the struct to ``signals.py``, a row to ``_TABLE`` (with its
 destinations), a case to the actor's effect executor, and a test in
 ``tests/session/test_machine.py``.
+
+If you change where the barriers (``Commit``) are, also change their other homes: the
+barrier list of ``docs/journal.md`` ("Durability and recovery"), the fsync counts of
+``tests/integration/test_fsync_barriers.py`` (and ``docs/reliability.md``), and the kill -9
+tests that rely on them (``tests/durability/test_kill9.py``,
+``tests/reliability/test_kill_inside_a_batch.py``).
 
 If you change the drain rule (when ``_drain`` runs: only after the *complete* tool-result
 batch, after ``_close_step``, before ``_begin_step`` or ``turn/end``), also change its other
@@ -377,22 +391,28 @@ def _model_failed(state: State, input_: Input) -> Result:
     return _end_turn(state, effects, TurnEndKind.ERROR, input_.error)
 
 
+def _result(state: State, call: ToolCallPart, content: list[ContentBlock], error: bool) -> Append:
+    """A tool result, told to the client once durable (each path after it ends in a Commit)."""
+    result = ToolResult(state.turn, state.step, call.id, content, error)
+    return Append(result, tell_after_commit=True)
+
+
 def _tool_done(state: State, input_: Input) -> Result:
     assert isinstance(input_, ToolDone)
     call = state.batch[state.batch_index]
-    result = ToolResult(state.turn, state.step, call.id, input_.content, input_.is_error)
-    effects: list[Effect] = [Append(result)]
+    effects: list[Effect] = [_result(state, call, input_.content, input_.is_error)]
     state = _replace(state, outbox=(*state.outbox, *input_.contexts))
     if state.cancelling or input_.cancelled:
         cancelled: list[ContentBlock] = [TextContent(text=CANCELLED_TOOL_TEXT)]
-        for rest in state.batch[state.batch_index + 1 :]:
-            effects.append(Append(ToolResult(state.turn, state.step, rest.id, cancelled, True)))
+        effects += [
+            _result(state, rest, cancelled, True) for rest in state.batch[state.batch_index + 1 :]
+        ]
         _close_step(state, effects)
         return _end_turn(state, effects, TurnEndKind.CANCELLED)
     index = state.batch_index + 1
     if index < len(state.batch):
         ticket = state.ticket + 1
-        effects.append(StartTool(ticket, state.turn, state.step, state.batch[index]))
+        effects += [Commit(), StartTool(ticket, state.turn, state.step, state.batch[index])]
         return _replace(state, batch_index=index, ticket=ticket), effects
     _close_step(state, effects)
     return _begin_step(_drain(state, effects), effects)

@@ -175,10 +175,16 @@ Input = (
 
 class Append(msgspec.Struct, frozen=True):
     event: Event
+    tell_after_commit: bool = False
+    """Tell the observer (so the client) of the event only once the next ``Commit`` has made it
+    durable, and of every event appended after it too (the wire keeps the journal's order). A
+    tool result says a side effect happened: a client told ``completed`` must never find the
+    call ``interrupted`` after a crash."""
 
 
 class Commit(msgspec.Struct, frozen=True):
-    """A durability barrier: make every appended event durable before the next effect."""
+    """A durability barrier: make every appended event durable before the next effect, then
+    tell the observer of the events held for it (``Append.tell_after_commit``)."""
 
 
 class CommitInBackground(msgspec.Struct, frozen=True):

@@ -1,9 +1,12 @@
 """Group commit: one write and one ``fdatasync`` per semantic barrier, never one per chunk.
 
 ``reliability.md``: a turn's durability barriers are the prompt admitted before the model call,
-the tool calls recorded before the first tool runs, the step boundary before the next model
-call, and the turn end. So a turn with one tool batch costs exactly four syncs, whether its
-model streamed one chunk or two hundred.
+the tool calls recorded before the first tool runs, each tool's result before the next tool of
+its batch runs (issue 14: a crash inside a batch must not lose a finished tool's result), the
+step boundary before the next model call (it also covers the batch's last result), and the turn
+end. So a batch of N tools costs N syncs (its calls, then N - 1 results) plus the step boundary
+after it, and a turn with one two-tool batch costs exactly five syncs, whether its model
+streamed one chunk or two hundred.
 
 The agent runs under ``bench/sync_counting_agent.py``, which records every real
 ``fsync``/``fdatasync`` call with the file and its size at that moment; a size maps to the last
@@ -122,7 +125,8 @@ def test_fdatasyncs_per_turn_are_the_barriers_not_the_chunks(
             assert in_turn == [
                 seq_of(journal, "step/start", number, 0),  # turn open: before the first model call
                 seq_of(journal, "tool/call", number),  # the batch recorded before a tool runs
-                seq_of(journal, "step/start", number, 1),  # step boundary: before the next call
+                seq_of(journal, "tool/result", number, 0),  # the first result, before tool two
+                seq_of(journal, "step/start", number, 1),  # step boundary (and the last result)
                 last,  # turn end
             ], f"turn {number}: syncs made seqs {in_turn} durable"
         else:
@@ -133,5 +137,5 @@ def test_fdatasyncs_per_turn_are_the_barriers_not_the_chunks(
         f"{counts[2]}, 200-chunk turn without tools {counts[3]} "
         f"({chunk_events} session/update frames in all; {len(synced)} syncs of journal.jsonl)"
     )
-    assert counts == {1: 4, 2: 4, 3: 2}
+    assert counts == {1: 5, 2: 5, 3: 2}
     assert synced[-1] == journal.events[-1]["seq"], "the last event was never synced"

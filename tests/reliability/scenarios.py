@@ -30,7 +30,10 @@ SCENARIOS = (
         1,
         "kill -9 at random moments during streaming and injection",
         "every event acknowledged as durable is there after restart; seq contiguous; load ok",
-        (f"{DUR}test_kill9.py::test_kill9_loop_loses_nothing_acknowledged",),
+        (
+            f"{DUR}test_kill9.py::test_kill9_loop_loses_nothing_acknowledged",
+            f"{REL}test_kill_inside_a_batch.py::test_a_kill_after_a_tools_result_keeps_every_result_reported_completed",
+        ),
     ),
     Scenario(
         2,

@@ -367,6 +367,19 @@ def test_tools_run_in_order_and_contexts_wait_for_the_whole_batch() -> None:
     assert second[-2:] == [Commit(), StartModelRequest(5, 1, 2)]
 
 
+def test_each_result_is_durable_before_the_next_tool_and_told_after_its_barrier() -> None:
+    machine = TurnMachine()
+    running_tools(machine)
+    first = machine.feed(ToolDone(3, blocks("ra"), False))
+    assert [type(e).__name__ for e in first] == ["Append", "Commit", "StartTool"]
+    assert getattr(first[0], "tell_after_commit", False) is True
+    last = machine.feed(ToolDone(4, blocks("rb"), False))
+    # the last result shares the step boundary's barrier, before the next model request
+    assert getattr(last[0], "tell_after_commit", False) is True
+    assert [type(e).__name__ for e in last].count("Commit") == 1
+    assert isinstance(last[-1], StartModelRequest)
+
+
 def test_cancel_mid_batch_gives_every_call_a_result_before_turn_end() -> None:
     machine = TurnMachine()
     running_tools(machine)
