@@ -7,7 +7,10 @@ Custom data only ever goes into ``_meta`` (``acp_agent`` key), never into new ro
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, ClassVar
+
 import msgspec
+import msgspec.structs
 
 from acp_agent.content import ContentBlock, JsonObject
 
@@ -142,10 +145,33 @@ class SessionRequestMeta(_Wire, frozen=True):
     session_id: str | None = None
 
 
-class NewSessionParams(_Wire, frozen=True):
+if TYPE_CHECKING:
+    McpServerList = list[JsonObject]
+    DirectoryList = list[str]
+else:  # what the wire may send: `_DefaultOnNull.__post_init__` turns null into []
+    McpServerList = list[JsonObject] | None
+    DirectoryList = list[str] | None
+
+
+class _DefaultOnNull(_Wire, frozen=True):
+    """Params whose list fields ACP marks ``x-deserialize-default-on-null``: ``null`` is ``[]``.
+
+    Invariant: once decoded (or constructed) none of ``_default_on_null`` is ``None``; the
+    runtime type admits it only for that moment, which is why type checkers see the list type.
+    """
+
+    _default_on_null: ClassVar[tuple[str, ...]] = ("mcp_servers", "additional_directories")
+
+    def __post_init__(self) -> None:
+        for name in self._default_on_null:
+            if getattr(self, name) is None:
+                msgspec.structs.force_setattr(self, name, [])
+
+
+class NewSessionParams(_DefaultOnNull, frozen=True):
     cwd: str
-    mcp_servers: list[JsonObject] = msgspec.field(default_factory=list)
-    additional_directories: list[str] = msgspec.field(default_factory=list)
+    mcp_servers: McpServerList = msgspec.field(default_factory=list)
+    additional_directories: DirectoryList = msgspec.field(default_factory=list)
     system_prompt: SystemPromptParam | None = None
     meta: NewSessionMeta | None = msgspec.field(default=None, name="_meta")
 
@@ -215,13 +241,13 @@ class PromptResult(_Wire, frozen=True):
     meta: JsonObject | None = _meta()
 
 
-class LoadSessionParams(_Wire, frozen=True):
+class LoadSessionParams(_DefaultOnNull, frozen=True):
     """``session/load`` and ``session/resume``."""
 
     session_id: str
     cwd: str
-    mcp_servers: list[JsonObject] = msgspec.field(default_factory=list)
-    additional_directories: list[str] = msgspec.field(default_factory=list)
+    mcp_servers: McpServerList = msgspec.field(default_factory=list)
+    additional_directories: DirectoryList = msgspec.field(default_factory=list)
     system_prompt: SystemPromptParam | None = None
     meta: JsonObject | None = _meta()
 
@@ -253,13 +279,13 @@ class ForkSessionMeta(_Wire, frozen=True):
     acp_agent: ForkRequestMeta | None = msgspec.field(default=None, name="acp_agent")
 
 
-class ForkSessionParams(_Wire, frozen=True):
+class ForkSessionParams(_DefaultOnNull, frozen=True):
     """``session/fork`` (unstable ACP); ``_meta.acp_agent`` may pick the new id and the seq."""
 
     session_id: str
     cwd: str
-    mcp_servers: list[JsonObject] = msgspec.field(default_factory=list)
-    additional_directories: list[str] = msgspec.field(default_factory=list)
+    mcp_servers: McpServerList = msgspec.field(default_factory=list)
+    additional_directories: DirectoryList = msgspec.field(default_factory=list)
     system_prompt: SystemPromptParam | None = None
     meta: ForkSessionMeta | None = msgspec.field(default=None, name="_meta")
 

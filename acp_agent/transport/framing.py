@@ -18,9 +18,12 @@ stripped). Invariants:
   (``_scanned``), so a huge line arriving in many chunks costs linear time, and consumed lines are
   cut from the front of a ``bytearray`` (amortised O(1) in CPython).
 - A final line without a newline at end of input is still yielded; an empty input yields nothing.
+- A UTF-8 byte order mark at the very start of the input is dropped from the first line (RFC
+  8259 §8.1 lets a parser ignore it), however the chunks split it; nowhere else: a BOM starts a
+  stream, so one at the start of a later line is left to the decoder (-32700, named).
 
-The cap applies to the raw line, ``\\r`` included, ``\\n`` excluded: a line of exactly
-``max_line_bytes`` bytes is accepted.
+The cap applies to the raw line, ``\\r`` and a leading BOM included, ``\\n`` excluded: a line of
+exactly ``max_line_bytes`` bytes is accepted.
 """
 
 from __future__ import annotations
@@ -34,6 +37,9 @@ ByteSource = Callable[[], Awaitable[bytes]]
 
 ByteSink = Callable[[bytes], Awaitable[None]]
 """Writes all of the given bytes, in order; raises ``WireClosed`` when the peer is gone."""
+
+BOM = b"\xef\xbb\xbf"
+"""U+FEFF in UTF-8."""
 
 MIB = 1024 * 1024
 DEFAULT_MAX_LINE_BYTES = 64 * MIB
@@ -58,6 +64,7 @@ class LineReader:
         self._scanned = 0  # bytes of _buf already searched for b"\n"
         self._skipped: int | None = None  # bytes of an over-long line skipped so far
         self._eof = False
+        self._at_start = True  # nothing yielded yet: the next line is the input's first
         self.peak_buffered = 0
         """The largest size the buffer reached; tests use it to check memory stays bounded."""
 
@@ -76,18 +83,25 @@ class LineReader:
             if self._skipped is None:
                 line = self._take_line()
                 if line is not None:
-                    return line
+                    return self._first(line) if self._at_start else line
             if self._eof:
-                return self._take_rest()
+                rest = self._take_rest()
+                return self._first(rest) if self._at_start and rest is not None else rest
             chunk = await self._source()
             if not chunk:
                 self._eof = True
             elif self._skipped is not None:
                 marker = self._skip(chunk)
                 if marker is not None:
+                    self._at_start = False
                     return marker
             else:
                 self._append(chunk)
+
+    def _first(self, line: bytes | LineTooLong) -> bytes | LineTooLong:
+        """The input's first line, without a leading BOM; every later one is left as it is."""
+        self._at_start = False
+        return line.removeprefix(BOM) if isinstance(line, bytes) else line
 
     def _take_line(self) -> bytes | LineTooLong | None:
         buf = self._buf

@@ -18,6 +18,23 @@ error may carry (``reliability.md``):
 ``params`` and ``result`` stay ``Raw`` until the router hands them to a typed decoder. Invalid
 UTF-8 is rejected up front because ``Raw`` members are not UTF-8 checked by msgspec.
 
+Two kinds of valid JSON msgspec refuses are taken on a slow path, only once the envelope pass
+failed, so the fast path for everything else is exactly one msgspec pass:
+
+- An escaped *lone* surrogate (``"\\ud83d"``, a string JavaScript cut mid-emoji). RFC 8259
+  allows it, msgspec does not (its message varies: "invalid utf-16 surrogate pair", "Input data
+  was truncated", "unexpected end of hex escape"), so the trigger is not its message but the
+  line itself: ``replace_lone_surrogates`` rewrites each such escape to ``\\ufffd`` and the
+  envelope pass runs again on the result. Replacing rather than keeping it escaped end to end:
+  no Python ``str`` holding a lone surrogate can be encoded to UTF-8, so every later stage (the
+  typed decoders, the journal, which must stay valid UTF-8, the replay) would need it too.
+  Escapes keep their length (six bytes each), so error offsets still point into the line.
+  An id is read the same way: ``"r-\\ud83d"`` is answered as ``"r-\\ufffd"``.
+- A line that starts with a UTF-8 BOM. ``LineReader`` already dropped the one RFC 8259 §8.1
+  lets a parser ignore, at the start of the input; one at the start of a later line is answered
+  -32700 with a reason that names it (a BOM marks the start of a stream: mid-stream it is a
+  client writing one per message, or files concatenated).
+
 Unknown methods are not decided here: only the router knows method names.
 
 Encoding goes through one reused ``msgspec.json.Encoder``; every frame is checked to hold no raw
@@ -29,6 +46,7 @@ as its first member.
 from __future__ import annotations
 
 import codecs
+import re
 from enum import StrEnum
 from typing import Annotated, Literal
 
@@ -36,7 +54,7 @@ import msgspec
 from msgspec import UNSET, Raw, UnsetType
 
 from acp_agent.errors import InvalidRequest, ParseError, RpcError
-from acp_agent.transport.framing import LineTooLong
+from acp_agent.transport.framing import BOM, LineTooLong
 
 RequestId = int | str | None
 """An id as it travels; ``None`` is JSON ``null``."""
@@ -133,10 +151,70 @@ def decode_message(line: bytes | LineTooLong) -> Incoming | None:
     except msgspec.ValidationError:  # subclass of DecodeError: catch it first
         return Invalid(invalid_request(InvalidReason.NOT_AN_OBJECT))
     except (msgspec.DecodeError, UnicodeDecodeError) as exc:
-        return Invalid(ParseError("Parse error", {"reason": str(exc)}))
+        return _undecodable(line, exc)
     except RecursionError:  # nesting deeper than the decoder's stack: answered, not fatal
         return Invalid(invalid_request(InvalidReason.TOO_DEEP))
     return _classify(envelope)
+
+
+def _undecodable(line: bytes, exc: Exception) -> Incoming | None:
+    """The slow path: a line msgspec refused is decoded again with its lone surrogate escapes
+    read as U+FFFD (module docstring), if it holds any; else it is a -32700.
+
+    Invalid UTF-8 is never rewritten. The second pass recurses once at most: the rewritten
+    line holds no lone surrogate escape (``replace_lone_surrogates`` is idempotent).
+    """
+    if not isinstance(exc, UnicodeDecodeError):
+        repaired = replace_lone_surrogates(line)
+        if repaired is not line:
+            return decode_message(repaired)
+    return Invalid(ParseError("Parse error", {"reason": _parse_error_reason(line, exc)}))
+
+
+def _parse_error_reason(line: bytes, exc: Exception) -> str:
+    if line.startswith(BOM):
+        return "a byte order mark (U+FEFF) is ignored only at the start of the input"
+    return str(exc)
+
+
+_MAYBE_SURROGATE = re.compile(rb"\\u[dD][89a-fA-F]")
+"""What every surrogate escape starts with; a line without it is not rewritten at all."""
+_SURROGATE = re.compile(
+    rb"\\u[dD](?:[89abAB][0-9a-fA-F]{2}(?:\\u[dD][c-fC-F][0-9a-fA-F]{2})?|[c-fC-F][0-9a-fA-F]{2})"
+)
+"""A high surrogate escape with the low one after it (a pair, 12 bytes), else one alone (6)."""
+_REPLACEMENT = b"\\ufffd"
+_ESCAPED_BACKSLASH = b"\\\\"
+_MASK = b"\xff\xff"
+"""Stands in for an escaped backslash while scanning: ``\\xff`` is never part of valid UTF-8."""
+
+
+def replace_lone_surrogates(line: bytes) -> bytes:
+    """``line`` with every escape of a lone surrogate replaced by ``\\ufffd``.
+
+    Invariants: the result has the same length, and is ``line`` itself when nothing is
+    replaced (no lone surrogate escape, or ``line`` is not valid UTF-8); a valid pair (high
+    ``\\ud800``-``\\udbff`` right before low ``\\udc00``-``\\udfff``) is kept; idempotent.
+
+    How: escaped backslashes are masked first (``bytes.replace`` pairs each run of backslashes
+    from its left end, as JSON does: no escape holds a backslash after its first byte), so
+    every backslash left starts a real escape (``\\\\ud83d`` is a backslash and text,
+    ``\\\\\\ud83d`` a backslash and an escape). Scanning left to right, a pair is matched
+    whole, so a low matched alone has no high before it. Lone ones are overwritten in a copy of
+    ``line`` at the same offsets. Linear time, memory a few copies of the line (on the slow
+    path only); the loop runs in Python once per surrogate escape, not per byte.
+    """
+    if not _MAYBE_SURROGATE.search(line) or b"\xff" in line:
+        return line
+    masked = line.replace(_ESCAPED_BACKSLASH, _MASK)
+    out: bytearray | None = None
+    for match in _SURROGATE.finditer(masked):
+        start, end = match.span()
+        if end - start == len(_REPLACEMENT):
+            if out is None:
+                out = bytearray(line)
+            out[start:end] = _REPLACEMENT
+    return line if out is None else bytes(out)
 
 
 def _check_utf8(line: bytes) -> None:

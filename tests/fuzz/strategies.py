@@ -8,8 +8,9 @@ A generated batch is a list of ``Line``s, each exactly one line of input:
 - ``Junk``: everything else — random bytes, broken JSON, JSON that is not an object, objects
   with wrong envelope members (ids of every type, a numeric method, result and error both).
 
-JSON values include huge integers, long strings, control characters, ``_meta`` everywhere and
-nesting up to ``MAX_DEPTH`` levels (past the decoder's recursion limit: what the fuzzer found
+JSON values include huge integers, long strings, control characters, lone surrogates (escaped:
+what ``JSON.stringify`` writes for a string cut mid-emoji; the agent reads each as U+FFFD, see
+``as_read``), ``_meta`` everywhere and nesting up to ``MAX_DEPTH`` levels (past the decoder's recursion limit: what the fuzzer found
 there is pinned in ``test_findings.py``). What each batch must get back (``Expectation``): every request exactly one answer
 carrying its id; every junk line at most one answer, with a null id or an id taken from it.
 """
@@ -17,6 +18,7 @@ carrying its id; every junk line at most one answer, with a null id or an id tak
 from __future__ import annotations
 
 import json
+import re
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -69,6 +71,7 @@ huge_ints = st.sampled_from([2**31, 2**53 + 1, 2**63, -(2**63) - 1, 2**64, 10**4
 strings = st.one_of(
     st.text(max_size=20),
     st.sampled_from(["", "\u0000", "\n", "\r\n", "\u2028", "../../etc/passwd", "/", "💥" * 5]),
+    st.sampled_from(["\ud83d", "cut \ud83d", "\ude00", "\ud83d\ud83d\ude00", "\\ud83d"]),
     st.sampled_from([1000, 100_000]).map(lambda n: "x" * n),
 )
 leaves = st.one_of(
@@ -107,7 +110,10 @@ deep_values = st.builds(Deep, st.integers(1, MAX_DEPTH), st.sampled_from(["array
 
 
 def dumps(value: Any) -> bytes:
-    """``json.dumps`` (UTF-8, nothing escaped that need not be) with ``Deep`` values spliced in."""
+    """``json.dumps`` (UTF-8, nothing escaped that need not be) with ``Deep`` values spliced in.
+
+    A lone surrogate cannot be UTF-8: it is written as its ``\\uXXXX`` escape.
+    """
     spliced: list[str] = []
 
     def default(item: object) -> str:
@@ -119,7 +125,22 @@ def dumps(value: Any) -> bytes:
     text = json.dumps(value, ensure_ascii=False, default=default)
     for index, raw in enumerate(spliced):
         text = text.replace(json.dumps(f"\x00deep{index}\x00"), raw, 1)
-    return text.encode()
+    return text.encode("utf-8", "backslashreplace")
+
+
+_LONE = re.compile("[\ud800-\udfff]")
+
+
+def as_read(value: Any) -> Any:
+    """``value`` (as Python's ``json`` reads it) as the agent reads it: U+FFFD for each lone
+    surrogate, in strings and keys (``json`` joins valid pairs, so what is left is lone)."""
+    if isinstance(value, str):
+        return _LONE.sub("\ufffd", value)
+    if isinstance(value, list):
+        return [as_read(item) for item in value]
+    if isinstance(value, dict):
+        return {as_read(k): as_read(v) for k, v in value.items()}
+    return value
 
 
 @contextmanager
@@ -339,11 +360,11 @@ def expectation(batch: list[Line], ids: list[int | str | None]) -> Expectation:
 
 
 def top_level_ids(data: bytes) -> list[Any]:
-    """Every ``"id"`` member of a JSON object line (duplicates included), as ``json`` reads it."""
+    """Every ``"id"`` member of a JSON object line (duplicates included), as the agent reads it."""
     found: list[list[Any]] = []
 
     def pairs(items: list[tuple[str, Any]]) -> dict[str, Any]:
-        found.append([value for key, value in items if key == "id"])
+        found.append([as_read(value) for key, value in items if key == "id"])
         return dict(items)
 
     try:

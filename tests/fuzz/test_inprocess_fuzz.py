@@ -39,6 +39,7 @@ from tests.fuzz.strategies import (
     Expectation,
     Junk,
     Line,
+    as_read,
     as_validated,
     check_answers,
     dumps,
@@ -145,7 +146,7 @@ def json_roundtrip(value: Any) -> Any:
     """What an echo gives back: params as JSON, read back (``null`` params are no params)."""
     if value is OMIT:
         return None
-    return loads(dumps(value))
+    return as_read(loads(dumps(value)))
 
 
 # --- 2. the real ACP router and session layer ---------------------------------------------------

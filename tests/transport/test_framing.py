@@ -8,7 +8,13 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from acp_agent.transport.framing import DEFAULT_MAX_LINE_BYTES, MIB, LineReader, LineTooLong
+from acp_agent.transport.framing import (
+    BOM,
+    DEFAULT_MAX_LINE_BYTES,
+    MIB,
+    LineReader,
+    LineTooLong,
+)
 
 T = TypeVar("T")
 
@@ -93,11 +99,41 @@ def test_many_small_lines_in_one_chunk() -> None:
     assert lines([data]) == [b"%d" % i for i in range(100_000)]
 
 
+@pytest.mark.parametrize(
+    ("chunks", "expected"),
+    [
+        ([BOM + b"{}\n{}\n"], [b"{}", b"{}"]),
+        ([BOM[:1], BOM[1:2], BOM[2:] + b"{}\n"], [b"{}"]),  # split inside the BOM
+        ([BOM[:2], BOM[2:] + b"{}"], [b"{}"]),  # the only line, no newline
+        ([BOM + b"\r\n{}\n"], [b"", b"{}"]),  # a blank first line: the decoder ignores it
+        ([BOM + BOM + b"{}\n"], [BOM + b"{}"]),  # one BOM is dropped, not every one
+        ([b"{}\n" + BOM + b"{}\n"], [b"{}", BOM + b"{}"]),  # a later line keeps it
+        ([b"\n" + BOM + b"{}\n"], [b"", BOM + b"{}"]),  # not the very start of the input
+        ([b" " + BOM + b"{}\n"], [b" " + BOM + b"{}"]),
+        ([BOM], [b""]),
+    ],
+)
+def test_a_bom_is_dropped_at_the_start_of_the_input_only(
+    chunks: list[bytes], expected: list[bytes]
+) -> None:
+    assert lines(chunks) == expected
+
+
+def test_a_first_line_over_the_cap_counts_its_bom_and_the_next_keeps_its_own() -> None:
+    assert lines([BOM + b"x" * 6 + b"\n" + BOM + b"y\n"], 8) == [LineTooLong(9), BOM + b"y"]
+    assert lines([BOM + b"x" * 5 + b"\n"], 8) == [b"x" * 5]
+
+
 def reference(data: bytes, cap: int) -> list[object]:
     parts = data.split(b"\n")
     if parts[-1] == b"":
         parts.pop()
-    return [LineTooLong(len(p)) if len(p) > cap else p.removesuffix(b"\r") for p in parts]
+    found: list[object] = [
+        LineTooLong(len(p)) if len(p) > cap else p.removesuffix(b"\r") for p in parts
+    ]
+    if found and isinstance(found[0], bytes):
+        found[0] = found[0].removeprefix(BOM)
+    return found
 
 
 def split(data: bytes, cuts: list[int]) -> list[bytes]:
@@ -105,7 +141,7 @@ def split(data: bytes, cuts: list[int]) -> list[bytes]:
     return [data[a:b] for a, b in itertools.pairwise(points) if b > a]
 
 
-pieces = st.sampled_from([b"a", b"bc", b"\n", b"\r", b"\r\n", b"{}", b"\xff", b"defgh"])
+pieces = st.sampled_from([b"a", b"bc", b"\n", b"\r", b"\r\n", b"{}", b"\xff", b"defgh", BOM])
 
 
 @given(
