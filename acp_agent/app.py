@@ -5,11 +5,26 @@ Endings (docs/contract.md §1), each one path through ``serve_connection``:
 - stdin EOF: stop reading, let every request already received run to its normal end (so a
   script piped into stdin works), flush every journal, exit 0.
 - SIGTERM / SIGINT: stop reading, cancel every running turn (their prompts are answered
-  ``cancelled`` while stdout is writable), flush every journal, exit 0 within ~3 s. A second
-  signal exits at once.
+  ``cancelled`` while stdout is writable), flush every journal, exit 0 within 3 s. A second
+  signal exits at once. A first signal holds in every state: while reading, and while the
+  requests received before an EOF still run (it cancels them then).
 - the client stops taking frames (EPIPE): same as a signal, minus the answers nobody can read.
 
-Every path ends in ``Sessions.close_all``, which also stops the sessions' MCP servers.
+Every path releases the client terminals still live (``toolclient.release_all``: killed and
+released, though no answer can be read) and ends in ``Sessions.close_all``, which also stops
+the sessions' MCP servers.
+
+The deadline. A worker thread cannot be cancelled (``anyio.to_thread.run_sync``): a tool whose
+thread is stuck (``open(2)`` on a FIFO, a dead network mount) keeps its turn, and so the whole
+shutdown, waiting for ever; and its thread is no daemon, so even an abandoned one keeps the
+interpreter from exiting. So a signal (or a broken wire) starts a clock: ``DEADLINE_S`` later
+``_forced_exit`` flushes every journal, answers the prompts still running ``cancelled``,
+releases the terminals, writes the last frames and leaves with ``os._exit(0)`` — the one
+mechanism that holds for any stuck thread, wherever it was started (``abandon_on_cancel`` would
+have to be right at every call site, ours and the libraries', and would still leave a non-daemon
+thread for the interpreter to wait on). A journal whose turn could not end is left as a crash at
+that point leaves it: flushed and open, closed ``interrupted`` by its next open. After a normal
+ending, ``_exit_past_stuck_threads`` does the same for threads that outlive the event loop.
 """
 
 from __future__ import annotations
@@ -17,8 +32,13 @@ from __future__ import annotations
 import os
 import signal
 import sys
-from dataclasses import dataclass
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
 from functools import partial
+from typing import NoReturn
 
 import anyio
 import structlog
@@ -27,10 +47,13 @@ from anyio.abc import TaskGroup
 from acp_agent import logs
 from acp_agent.acp.observer import AcpClient, AcpObserver
 from acp_agent.acp.server import AgentServer
+from acp_agent.acp.toolclient import release_all
 from acp_agent.config_file import ConfigError, read_config_file
 from acp_agent.hooks.bridge import HookSet, SessionToolHooks
 from acp_agent.hooks.config import config_from
+from acp_agent.journal.errors import JournalError
 from acp_agent.journal.events import SessionHeader
+from acp_agent.journal.writer import JournalWriter
 from acp_agent.mcp.hub import McpHub
 from acp_agent.model.config import providers_from
 from acp_agent.model.registry import BadModelSpec, ModelCatalog
@@ -49,13 +72,45 @@ from acp_agent.transport.stdio import FdSink, FdSource, take_stdin, take_stdout
 
 log = structlog.get_logger("acp_agent.app")
 
-SIGNAL_GRACE_S = 2.0
+SIGNAL_GRACE_S = 1.5
+"""On a forced ending, how long the cancelled turns get to end (and their prompts answered)."""
+DEADLINE_S = 2.3
+"""From the first signal (or the broken wire) to ``_forced_exit``, whatever still runs."""
+FORCED_FLUSH_S = 0.3
+FORCED_WRITE_S = 0.2
+"""``_forced_exit``'s budgets for the journals and for the last frames: the process is gone
+2.8 s after the signal at the latest, inside the 3 s of docs/contract.md §1."""
+THREADS_JOIN_S = 0.2
+"""After the event loop ended, how long its worker threads get to end on their own."""
 
 
 @dataclass
 class _Shutdown:
+    """How the process ends. A first signal sets ``signalled``, cancels the phase under way if a
+    signal may end it (``interruptible``: reading, and waiting for the requests received before
+    an EOF) and starts the deadline (``doomed``, set by a broken wire too)."""
+
     signalled: bool = False
-    serving: anyio.CancelScope | None = None
+    phase: anyio.CancelScope | None = None
+    doomed: anyio.Event = field(default_factory=anyio.Event)
+
+    def signal(self) -> None:
+        self.signalled = True
+        self.doomed.set()
+        if self.phase is not None:
+            self.phase.cancel()
+
+    @contextmanager
+    def interruptible(self) -> Iterator[None]:
+        """A phase that a first signal ends; cancelled at once if the signal came already."""
+        with anyio.CancelScope() as scope:
+            self.phase = scope
+            if self.signalled:
+                scope.cancel()
+            try:
+                yield
+            finally:
+                self.phase = None
 
 
 def acp_wiring(
@@ -86,13 +141,82 @@ async def _watch_signals(stop: _Shutdown) -> None:
         async for signum in signals:
             if stop.signalled:
                 log.warning("second_signal_exit", signal=signum)
-                kill_commands()  # no tool subprocess outlives the server
-                logs.shutdown()
-                os._exit(128 + signum)
-            stop.signalled = True
+                _exit_now(128 + signum)
             log.info("signal_received", signal=signum)
-            if stop.serving is not None:
-                stop.serving.cancel()
+            stop.signal()
+
+
+def _exit_now(code: int) -> NoReturn:
+    """Leave without unwinding: no tool subprocess outlives the server, the logs are written."""
+    kill_commands()
+    logs.shutdown()
+    sys.stderr.flush()
+    os._exit(code)
+
+
+async def _deadline(stop: _Shutdown, sessions: Sessions[AcpObserver], conn: Connection) -> None:
+    """``DEADLINE_S`` after a forced ending began, ``_forced_exit``; cancelled by the owner when
+    the ending is over before that."""
+    await stop.doomed.wait()
+    await anyio.sleep(DEADLINE_S)
+    log.warning("shutdown_deadline_passed", deadline_s=DEADLINE_S)
+    await _forced_exit(sessions, conn)
+
+
+async def _forced_exit(sessions: Sessions[AcpObserver], conn: Connection) -> None:
+    """Flush every journal (``FORCED_FLUSH_S`` at most: a flush stuck in its thread is left),
+    answer the prompts still running ``cancelled``, kill and release the terminals, write the
+    frames (``FORCED_WRITE_S`` at most), exit 0: never returns."""
+    writers = [s.actor.writer for s in (*sessions.all, *sessions.closing)]
+    async with anyio.create_task_group() as tg:  # never left: the process ends inside it
+        await _flush_journals(tg, writers, FORCED_FLUSH_S)
+        answered = conn.answer_abandoned()
+        released = release_all(conn)
+        log.warning("forced_exit", prompts_answered=answered, terminals_released=released)
+        with anyio.move_on_after(FORCED_WRITE_S):
+            await conn.close()
+        _exit_now(0)
+
+
+async def _flush_journals(tg: TaskGroup, writers: list[JournalWriter], within: float) -> None:
+    """Flush each writer in a task of ``tg``; return when all are done or ``within`` passed
+    (those still flushing go on, in tasks nobody waits for)."""
+    pending = set(range(len(writers)))
+    done = anyio.Event()
+
+    async def flush(index: int) -> None:
+        try:
+            await writers[index].flush()
+        except JournalError as exc:
+            log.error("forced_exit_unflushed", session_id=writers[index].session_id, error=str(exc))
+        finally:
+            pending.discard(index)
+            if not pending:
+                done.set()
+
+    if not writers:
+        return
+    for index in range(len(writers)):
+        tg.start_soon(flush, index)
+    with anyio.move_on_after(within):
+        await done.wait()
+    if pending:
+        log.error("forced_exit_flush_stuck", journals=len(pending))
+
+
+def _exit_past_stuck_threads(code: int) -> None:
+    """Exit now if a worker thread outlives the event loop (abandoned on cancel, or started and
+    never awaited): it is no daemon, and the interpreter would wait for it, for ever if it is
+    stuck. Idle workers end with the loop; every thread gets ``THREADS_JOIN_S`` in all."""
+    until = time.monotonic() + THREADS_JOIN_S
+    others = [t for t in threading.enumerate() if t is not threading.current_thread()]
+    lingering = [t for t in others if not t.daemon]
+    for thread in lingering:
+        thread.join(max(0.0, until - time.monotonic()))
+    stuck = [t.name for t in lingering if t.is_alive()]
+    if stuck:
+        log.warning("threads_abandoned_at_exit", threads=stuck, exit_code=code)
+        _exit_now(code)
 
 
 async def serve_connection(
@@ -108,30 +232,70 @@ async def serve_connection(
     """Serve one connection; ``signals=False`` for an in-process server (tests). Built in one
     direction: connection, then sessions, then the router the connection serves."""
     stop = _Shutdown()
-    async with Connection(source, sink, max_line_bytes=options.max_line_bytes) as conn:
-        client = AcpClient(conn)
-        async with anyio.create_task_group() as tg:
-            wiring = acp_wiring(client, models, hooks, tg, options.context_window, prompt)
-            sessions = Sessions(options.state_dir, tg, wiring)
-            server = AgentServer(client, sessions, models)
-            if signals:
-                tg.start_soon(_watch_signals, stop)
-            end = ServeEnd.EOF
-            with anyio.CancelScope() as stop.serving:
-                end = await conn.serve(server)
-            log.info("input_ended", reason="signal" if stop.signalled else str(end))
-            if stop.signalled or end is ServeEnd.WIRE_CLOSED:
-                await sessions.cancel_all()
-                with anyio.move_on_after(SIGNAL_GRACE_S):
-                    await conn.wait_deferred()
-            else:
-                await conn.wait_deferred()
-            await sessions.close_all()
-            await models.aclose()
-            tg.cancel_scope.cancel()
-        with anyio.move_on_after(0.3 if stop.signalled else None):
-            await conn.close()
+    conn = Connection(source, sink, max_line_bytes=options.max_line_bytes)
+    async with anyio.create_task_group() as guard:  # outlives all it guards, stuck or not
+        if signals:
+            guard.start_soon(_watch_signals, stop)
+        async with conn:
+            deadline = guard if signals else None
+            await _serve_sessions(conn, options, models, hooks, prompt, stop, deadline)
+            with anyio.move_on_after(0.3 if stop.signalled else None):
+                await conn.close()
+        guard.cancel_scope.cancel()
     return 0
+
+
+async def _serve_sessions(
+    conn: Connection,
+    options: Options,
+    models: ModelCatalog,
+    hooks: HookSet,
+    prompt: PromptConfig | None,
+    stop: _Shutdown,
+    deadline: TaskGroup | None,
+) -> None:
+    """The sessions' whole life on ``conn``: built, served, finished (``_finish_requests``),
+    their terminals released, closed. ``deadline`` runs ``_deadline`` (with signals)."""
+    client = AcpClient(conn)
+    async with anyio.create_task_group() as tg:
+        wiring = acp_wiring(client, models, hooks, tg, options.context_window, prompt)
+        sessions = Sessions(options.state_dir, tg, wiring)
+        server = AgentServer(client, sessions, models)
+        if deadline is not None:
+            deadline.start_soon(_deadline, stop, sessions, conn)
+        end = await _read(conn, server, stop)
+        await _finish_requests(conn, sessions, stop, end)
+        release_all(conn)
+        await sessions.close_all()
+        await models.aclose()
+        tg.cancel_scope.cancel()
+
+
+async def _read(conn: Connection, server: AgentServer, stop: _Shutdown) -> ServeEnd:
+    """Serve until EOF, a broken wire or a first signal."""
+    end = ServeEnd.EOF
+    with stop.interruptible():
+        end = await conn.serve(server)
+    log.info("input_ended", reason="signal" if stop.signalled else str(end))
+    return end
+
+
+async def _finish_requests(
+    conn: Connection, sessions: Sessions[AcpObserver], stop: _Shutdown, end: ServeEnd
+) -> None:
+    """After EOF, let every request received run to its end — unless a signal comes meanwhile;
+    after a signal or a broken wire, cancel every turn and give them ``SIGNAL_GRACE_S``."""
+    if end is ServeEnd.WIRE_CLOSED:
+        stop.doomed.set()
+    elif not stop.signalled:
+        with stop.interruptible():
+            await conn.wait_deferred()
+        if not stop.signalled:
+            return
+        log.info("draining_interrupted", reason="signal")
+    await sessions.cancel_all()
+    with anyio.move_on_after(SIGNAL_GRACE_S):
+        await conn.wait_deferred()
 
 
 def run_server(options: Options) -> int:
@@ -151,5 +315,6 @@ def run_server(options: Options) -> int:
     serve = partial(serve_connection, prompt=prompt)
     code = anyio.run(serve, options, models, hooks, FdSource(fd_in), FdSink(fd_out))
     log.info("server_stopped", exit_code=code)
+    _exit_past_stuck_threads(code)
     logs.shutdown()
     return code

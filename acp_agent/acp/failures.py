@@ -6,7 +6,7 @@
 | ``BadSessionId`` | -32602 | ``path``: ``$.sessionId`` (one to open) or ``$._meta.acp_agent.sessionId`` (asked for) |
 | ``SessionIdInUse`` | -32602 | ``sessionId`` |
 | ``ForkRefused`` | -32602 | ``sessionId``, ``seq`` |
-| ``SessionUnavailable`` | -32603 | ``reason`` (``journal_locked`` / ``journal_unreadable``), ``sessionId`` |
+| ``SessionUnavailable`` | -32603 | ``reason`` (``journal_locked`` / ``journal_unreadable``), ``sessionId``; locked: ``holderPid`` (``null`` if unreadable) |
 | ``UnknownModel`` | -32602 | ``path``: ``$.value`` |
 | ``ModelKeyMissing`` | -32000 auth required | ``authMethodId``, ``env`` |
 
@@ -50,7 +50,10 @@ def wire_error(exc: SessionError) -> RpcError:
         case ForkRefused(session_id=sid, seq=seq):
             return InvalidParams(message, {"sessionId": sid, "seq": seq})
         case SessionUnavailable(session_id=sid):
-            return InternalError(message, {"reason": exc.reason, "sessionId": sid})
+            data: dict[str, object] = {"reason": exc.reason, "sessionId": sid}
+            if exc.reason == "journal_locked":
+                data["holderPid"] = exc.holder_pid
+            return InternalError(message, data)
         case UnknownModel():
             return InvalidParams(message, {"path": "$.value"})
         case ModelKeyMissing(needed=needed):

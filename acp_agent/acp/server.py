@@ -6,8 +6,11 @@ same ``Sessions`` and ``Session`` the Python API drives), and returns a typed re
 refusal becomes its wire error in ``failures.py``. The router keeps no per-session state: a
 session's observer, mode and model are the session's own.
 ``session/prompt`` returns a ``Deferred``: the dispatcher keeps reading (so ``session/cancel``
-gets through) and answers when the prompt's own turn ends. ``session/new``, ``session/load`` and
-``session/resume`` return ``Then``: once answered, they advertise the session's slash commands
+gets through) and answers when the prompt's own turn ends. So does ``session/close``, whose
+cancelled turn may wait for the client (nothing that waits for the client runs on the reader:
+``transport/connection.py``), and a load, resume or fork of a session being closed.
+``session/new``, ``session/load`` and ``session/resume`` return ``Then`` (inside that
+``Deferred``, if any): once answered, they advertise the session's slash commands
 (``available_commands_update``: ``/compact``), so the client already knows the session id. A
 ``/compact`` prompt is an ordinary ``session/prompt`` (the actor recognizes it). After a
 ``session/new`` answer the workspace instruction files are injected (``session/workspace.py``).
@@ -245,19 +248,31 @@ class AgentServer:
         await session.observer.advertise_commands()
         await session.inject_workspace_instructions()
 
-    async def load_session(self, params: LoadSessionParams) -> Then:
+    async def load_session(self, params: LoadSessionParams) -> Then | Deferred:
         """Rebuild the session from its journal and replay all of it, then answer."""
+        return await self._after_close(params.session_id, lambda: self._load(params))
+
+    async def _load(self, params: LoadSessionParams) -> Then:
         session = await self._open(params)
         await session.observer.replay(session.actor.entries)
-        return self._with_commands(session, self._setup_result(session))
+        return self._with_commands(session, self._setup_result(session, params.cwd))
 
-    async def resume_session(self, params: LoadSessionParams) -> Then:
+    async def resume_session(self, params: LoadSessionParams) -> Then | Deferred:
         """Like ``session/load`` without the replay."""
-        session = await self._open(params)
-        return self._with_commands(session, self._setup_result(session))
+        return await self._after_close(params.session_id, lambda: self._resume(params))
 
-    def _setup_result(self, session: AcpSession) -> SessionSetupResult:
-        return SessionSetupResult(self._config_options(session), _modes(session))
+    async def _resume(self, params: LoadSessionParams) -> Then:
+        session = await self._open(params)
+        return self._with_commands(session, self._setup_result(session, params.cwd))
+
+    def _setup_result(self, session: AcpSession, requested_cwd: str) -> object:
+        """The options and modes; with ``_meta.acp_agent`` when the session kept another cwd
+        than the one asked for (``_kept_cwd``)."""
+        result = SessionSetupResult(self._config_options(session), _modes(session))
+        kept = _kept_cwd(session, requested_cwd)
+        if kept is None:
+            return result
+        return {**msgspec.to_builtins(result), "_meta": {"acp_agent": kept}}
 
     def _config_options(self, session: AcpSession) -> list[SessionConfigSelect]:
         """Every config option of the session: the model (when offered), then the mode."""
@@ -304,30 +319,70 @@ class AgentServer:
         return Then(result, after)
 
     async def _open(self, params: LoadSessionParams) -> AcpSession:
+        """The session, live or from disk, equipped with what the request carries. It keeps the
+        cwd of its journal: a different ``cwd`` is logged (warning ``session_cwd_kept``) and
+        the answer says so (``_kept_cwd``)."""
         setup = _Setup.checked(params)
         session = await self.sessions.open(params.session_id)
         await setup.equip(session)
         if session.header.cwd != params.cwd:
-            log.info(
-                "session_cwd_differs",
+            log.warning(
+                "session_cwd_kept",
                 session_id=session.id,
                 journal=session.header.cwd,
                 requested=params.cwd,
             )
         return session
 
-    async def close_session(self, params: SessionIdParams) -> dict[str, Any]:
-        """Cancel the session's work, wait for it, flush and release the journal lock."""
+    async def close_session(self, params: SessionIdParams) -> Deferred:
+        """Cancel the session's work and close it; answered once its turns ended, its journal
+        is flushed and its lock released.
+
+        Off the reader (a ``Deferred``): the cancelled turn's tools may wait for the client —
+        ``terminal/kill`` and ``terminal/release`` of a command in its terminal — whose answers
+        arrive behind this request. What is ordered with the messages that follow happens
+        before the handler returns: the turn is cancelled, and the session leaves the registry
+        (``Sessions.close``), so a later request on it is answered -32002 as after the close,
+        and ``session/load``, ``resume`` or ``fork`` of it wait for the close (``_after_close``).
+        """
         session = self.sessions.get(params.session_id)
         await session.cancel()
-        await session.dispose()
-        return {}
+        closed = self.sessions.close(session)  # nothing is awaited between this and the return
 
-    async def fork_session(self, params: ForkSessionParams) -> Then:
+        async def answer() -> dict[str, Any]:
+            await closed
+            return {}
+
+        return Deferred(answer())
+
+    async def _after_close(
+        self, session_id: str, handler: Callable[[], Awaitable[Then]]
+    ) -> Then | Deferred:
+        """``handler()`` now; or, while a session with that id is being closed, once that
+        close ended, off the reader (the close waits for its turns, which may wait for the
+        client). A session refusal of the later call is answered like one of ``_typed``'s."""
+        if all(s.id != session_id for s in self.sessions.closing):
+            return await handler()
+
+        async def later() -> Then:
+            await self.sessions.wait_closed(session_id)
+            try:
+                return await handler()
+            except SessionError as exc:
+                raise wire_error(exc) from exc
+
+        log.info("waiting_for_close", session_id=session_id)
+        return Deferred(later())
+
+    async def fork_session(self, params: ForkSessionParams) -> Then | Deferred:
         """Unstable ``session/fork``: a new session holding the parent's history up to a stable
         boundary (``_meta.acp_agent.seq``, default the last one), opened and ready to prompt,
         with the parent's mode and model; answered like ``session/new`` (options, modes, then
-        the slash commands)."""
+        the slash commands). A parent being closed is forked once it is closed, so the fork
+        sees everything it admitted."""
+        return await self._after_close(params.session_id, lambda: self._fork(params))
+
+    async def _fork(self, params: ForkSessionParams) -> Then:
         setup = _Setup.checked(params)
         wanted = (params.meta.acp_agent if params.meta else None) or ForkRequestMeta()
         session = await self.sessions.fork(
@@ -360,7 +415,7 @@ class AgentServer:
         pending = await session.send(blocks)
         if not session.takes_images and any(isinstance(b, ImageContent) for b in blocks):
             await session.observer.note(IMAGES_NOT_TAKEN)
-        return Deferred(self._answer(pending))
+        return Deferred(self._answer(pending), abandoned=PromptResult(stop_reason="cancelled"))
 
     async def _answer(self, pending: PendingPrompt) -> PromptResult:
         return outcome_result(await pending.outcome())
@@ -429,6 +484,23 @@ class _Setup:
         await session.use_mcp_servers(self.servers)
         if self.prompt is not None:
             await session.set_prompt(self.prompt)
+
+
+def _kept_cwd(session: AcpSession, requested: str) -> dict[str, str] | None:
+    """What a load or resume with another ``cwd`` than the journal's tells the client, as the
+    answer's ``_meta.acp_agent``; ``None`` when they agree. A session's cwd is fixed at
+    creation: its history (relative paths, the workspace instructions injected then, the
+    hooks chosen by it) is about that directory, so it is kept, and a fork is the way to go on
+    elsewhere."""
+    kept = session.header.cwd
+    if kept == requested:
+        return None
+    warning = (
+        f"Session {session.id} keeps its working directory {kept}; the requested {requested} "
+        f"was not used. To continue this conversation in {requested}, fork the session there "
+        "(session/fork with that cwd)."
+    )
+    return {"cwd": kept, "requestedCwd": requested, "warning": warning}
 
 
 def _warm_up(session: AcpSession) -> None:

@@ -8,6 +8,7 @@ which id it was (``IdRole``), so a front door can point at the parameter that ca
 
 from __future__ import annotations
 
+import os
 from enum import StrEnum
 
 from acp_agent.journal.errors import JournalError, JournalLocked
@@ -47,16 +48,53 @@ class SessionIdInUse(SessionError):
 
 
 class SessionUnavailable(SessionError):
-    """A session exists on disk but its journal cannot be served (locked, unreadable)."""
+    """A session exists on disk but its journal cannot be served (locked, unreadable).
+
+    Locked, the message is for the person who opened the session in a second editor window:
+    which process holds it and what to do (``locked_message``). Programs read ``reason`` and
+    ``holder_pid``, never the message.
+    """
 
     def __init__(self, session_id: str, cause: JournalError | OSError) -> None:
-        super().__init__(f"cannot open session {session_id!r}: {cause}")
+        message = (
+            locked_message(session_id, cause)
+            if isinstance(cause, JournalLocked)
+            else f"cannot open session {session_id!r}: {cause}"
+        )
+        super().__init__(message)
         self.session_id = session_id
         self.cause = cause
 
     @property
     def reason(self) -> str:
         return "journal_locked" if isinstance(self.cause, JournalLocked) else "journal_unreadable"
+
+    @property
+    def holder_pid(self) -> int | None:
+        """The pid holding the session's lock (locked, and the pid was readable), else None."""
+        return self.cause.holder_pid if isinstance(self.cause, JournalLocked) else None
+
+
+def locked_message(session_id: str, locked: JournalLocked) -> str:
+    """Who holds the session and the ways out: close it there, or fork it (a fork only reads
+    the parent, so it needs no lock)."""
+    pid = locked.holder_pid
+    if pid is not None and pid == os.getpid():
+        return (
+            f"session {session_id!r} is already open in this process (pid {pid}): "
+            f"close it before opening it again (lock {locked.lock_path})"
+        )
+    holder = (
+        f"another acp-agent process (pid {pid}), probably another editor window"
+        if pid is not None
+        else f"another process (its pid is not readable in {locked.lock_path})"
+    )
+    return (
+        f"session {session_id!r} is already open in {holder}; only one process at a time may "
+        "write a session. Close it there (or quit that process), then load it again; or fork "
+        "it (session/fork, acp-agent journal fork) to go on with a copy here. "
+        f"(lock {locked.lock_path})"
+    )
 
 
 class ForkRefused(SessionError):

@@ -19,11 +19,11 @@ Refusals are ``errors.py``'s plain exceptions; the ACP router maps them to wire 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Coroutine, Sequence
+from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
-from typing import Generic
+from typing import Any, Generic
 
 import anyio
 import structlog
@@ -250,6 +250,8 @@ class Sessions(Generic[Obs]):
         self._tg = tg
         self._file_factory = file_factory
         self._open: dict[str, Session[Obs]] = {}
+        self._closing: dict[str, _Closing[Obs]] = {}
+        """Sessions ``close`` took out of ``_open`` whose close has not ended yet."""
 
     def get(self, session_id: str) -> Session[Obs]:
         session = self._open.get(session_id)
@@ -352,31 +354,93 @@ class Sessions(Generic[Obs]):
         return session
 
     async def cancel_all(self) -> None:
-        for session in self.all:
+        """Cancel every session's work: the open ones and those whose close still waits for it."""
+        waiting = [c.session for c in self._closing.values() if not c.releasing]
+        for session in [*self.all, *waiting]:
             await session.cancel()
 
     async def close_all(self) -> None:
-        """Close every session, all at once (so stopping their MCP servers does not add up)."""
+        """Close every session, all at once (so stopping their MCP servers does not add up), and
+        wait for the closes already under way."""
+        under_way = list(self._closing.values())
         async with anyio.create_task_group() as tg:
             for session in self.all:
                 tg.start_soon(self.close, session)
+            for closing in under_way:
+                tg.start_soon(closing.done.wait)
 
-    async def close(self, session: Session[Obs]) -> None:
-        """Quiescence (turns and flushes), then stop its MCP servers and release its journal."""
+    @property
+    def closing(self) -> list[Session[Obs]]:
+        """The sessions being closed (no longer in ``all``, their journals not yet released)."""
+        return [c.session for c in self._closing.values()]
+
+    async def wait_closed(self, session_id: str) -> None:
+        """Return once no session with that id is being closed (at once if none is)."""
+        closing = self._closing.get(session_id)
+        if closing is not None:
+            await closing.done.wait()
+
+    def close(self, session: Session[Obs]) -> Coroutine[Any, Any, None]:
+        """Close ``session``; the coroutine returned does the waiting, and must be awaited.
+
+        Synchronously, before anything is awaited, the session leaves the registry: ``get``
+        and ``find`` no longer find it (so no new work reaches it) and ``closing`` /
+        ``wait_closed`` know it. That lets a caller that must not wait itself (the ACP reader)
+        make the session unreachable for whatever comes after the close, then hand the wait to
+        a task. The coroutine waits for quiescence (turns and flushes; cancelled meanwhile, it
+        puts the session back: a later ``close`` or ``close_all`` closes it), then stops the
+        MCP servers and releases the journal (shielded). Closing a session already being
+        closed waits for that close; closing one that is not open does nothing.
+        """
+        closing = self._closing.get(session.id)
+        if closing is not None and closing.session is session:
+            return closing.done.wait()
         if self._open.get(session.id) is not session:
-            return
-        actor = session.actor
-        await actor.when_idle()
+            return _nothing()
         del self._open[session.id]
-        await actor.stop()
-        with anyio.CancelScope(shield=True):
-            await actor.deps.tools.aclose()
+        closing = self._closing[session.id] = _Closing(session)
+        return self._finish_close(closing)
+
+    async def _finish_close(self, closing: _Closing[Obs]) -> None:
+        session = closing.session
+        try:
             try:
-                await actor.writer.close()
-            except JournalFlushError as exc:
-                log.error("session_closed_unflushed", session_id=session.id, error=exc.error)
-                return
-        log.info("session_closed", session_id=session.id)
+                await session.actor.when_idle()
+            except BaseException:
+                self._open.setdefault(session.id, session)  # not closed after all
+                raise
+            closing.releasing = True
+            await _release(session.actor)
+        finally:
+            del self._closing[session.id]
+            closing.done.set()
+
+
+@dataclass
+class _Closing(Generic[Obs]):
+    """A close under way: ``releasing`` once the session was quiescent and its actor stops
+    (nothing may be posted to it any more); ``done`` when the close ended, either way."""
+
+    session: Session[Obs]
+    releasing: bool = False
+    done: anyio.Event = field(default_factory=anyio.Event)
+
+
+async def _release(actor: SessionActor) -> None:
+    """Stop a quiescent session's actor, its MCP servers, and release its journal."""
+    await actor.stop()
+    with anyio.CancelScope(shield=True):
+        await actor.deps.tools.aclose()
+        try:
+            await actor.writer.close()
+        except JournalFlushError as exc:
+            log.error("session_closed_unflushed", session_id=actor.id, error=exc.error)
+            return
+    log.info("session_closed", session_id=actor.id)
+
+
+async def _nothing() -> None:
+    return None
 
 
 async def _flush_admitted(actor: SessionActor) -> None:

@@ -17,6 +17,15 @@ its answer (say, notifications about what it just created) returns ``Then``: the
 queued, then ``after`` runs, still before the next message is read. Notifications never get an
 answer.
 
+**Nothing that waits for the client may run on the reader**: the client's answer arrives on the
+same input, which is not read until the handler returns, so such a handler waits for nothing (or
+for a timeout) and every session's requests wait behind it. A handler whose work may wait for
+the client — directly, or for a turn to end, whose tools may be waiting for it — returns a
+``Deferred``. It may resolve to a ``Then``: its answer is queued when the work is done and its
+``after`` runs then, in the deferred task (other messages may have been read meanwhile). Only
+the handler's synchronous prefix, before the ``Deferred`` is returned, is ordered with the
+messages that follow.
+
 Endings, each one path:
 
 - stdin EOF: ``serve()`` returns ``ServeEnd.EOF``; deferred requests keep running (the owner awaits
@@ -25,6 +34,11 @@ Endings, each one path:
   outgoing requests fail with ``WireClosed``, ``serve()`` stops reading and returns
   ``ServeEnd.WIRE_CLOSED``; frames produced afterwards are dropped (logged at debug), so a turn
   still streaming does not crash on a dead client.
+- Once no answer can arrive, what the client must still be told goes out with
+  ``post_request`` (a request nobody waits an answer for: a terminal to kill and release).
+- A shutdown that cannot wait for deferred requests any more (its deadline passed) calls
+  ``answer_abandoned``: each one that says what it is owed then (``Deferred.abandoned``, a
+  prompt's ``cancelled``) is answered so at once; a real answer coming later is dropped.
 - leaving the ``async with`` block: the writer queue is drained (``close()``, unless the owner
   already called it), then deferred requests still running are cancelled. Call
   ``wait_deferred()`` first to let them finish.
@@ -32,6 +46,7 @@ Endings, each one path:
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Awaitable, Callable
 from enum import StrEnum
 from types import TracebackType
@@ -66,6 +81,9 @@ T = TypeVar("T")
 log = structlog.get_logger(__name__)
 
 DEFAULT_QUEUE_FRAMES = 1024
+POSTED_IDS_FROM = 1 << 40
+"""Ids of ``post_request`` frames count up from here: never one of ``request``'s (a counter from
+1), still exact in a JavaScript number."""
 
 RequestHandler = Callable[[msgspec.Raw | None], Awaitable[object]]
 NotificationHandler = Callable[[msgspec.Raw | None], Awaitable[None]]
@@ -80,12 +98,18 @@ class Router(Protocol):
 
 
 class Deferred:
-    """Returned by a request handler: answer with what ``awaitable`` produces, later."""
+    """Returned by a request handler: answer with what ``awaitable`` produces, later.
 
-    __slots__ = ("awaitable",)
+    ``awaitable`` may produce a ``Then``: its ``result`` is the answer, its ``after`` runs once
+    the answer is queued. ``abandoned``, if not ``None``, is the answer owed should the shutdown
+    stop waiting for ``awaitable`` (``Connection.answer_abandoned``).
+    """
 
-    def __init__(self, awaitable: Awaitable[object]) -> None:
+    __slots__ = ("abandoned", "awaitable")
+
+    def __init__(self, awaitable: Awaitable[object], abandoned: object | None = None) -> None:
         self.awaitable = awaitable
+        self.abandoned = abandoned
 
 
 class Then:
@@ -127,6 +151,7 @@ class Connection:
         """Set once the client stopped taking frames (EPIPE); the owner starts its shutdown."""
         self._writer = FrameWriter(sink, queue_frames, self._on_wire_closed)
         self._outgoing = PendingRequests()
+        self._posted_ids = itertools.count(POSTED_IDS_FROM)
         self._deferred = _InFlight()
         self._read_scope: anyio.CancelScope | None = None
         self._task_group: TaskGroup | None = None
@@ -201,9 +226,32 @@ class Connection:
             self._outgoing.forget(request_id)
         return decode_result(method, waiter.outcome(), result_type)
 
+    def post_request(self, method: str, params: object) -> bool:
+        """Send a request whose answer nobody waits for; ``False`` if it was dropped.
+
+        For what the client must be told when ``request`` can get no answer any more (it raised
+        ``WireClosed``: the input ended, or the connection is closing) while stdout may still
+        be writable: a terminal to kill and release. Never waits (the owners bound how many
+        there are). An answer that does arrive is dropped like any unknown id.
+        """
+        frame = encode_request(next(self._posted_ids), method, params)
+        return self._writer.put_now(frame)
+
     async def wait_deferred(self) -> None:
         """Return once every deferred request received so far has been answered."""
         await self._deferred.wait_idle()
+
+    def answer_abandoned(self) -> int:
+        """Answer now each deferred request still running that names its ``abandoned`` answer;
+        its own answer, should it still come, is dropped. How many were answered.
+
+        For a shutdown past its deadline, about to exit without waiting for them (say, a turn
+        whose tool is stuck in a thread: its prompt is answered ``cancelled``).
+        """
+        owed = self._deferred.abandon()
+        for request_id, answer in owed:
+            self._writer.put_now(encode_response(request_id, answer))
+        return len(owed)
 
     async def close(self) -> None:
         """Write every frame queued so far, then stop the writer; later frames are dropped.
@@ -266,11 +314,7 @@ class Connection:
             self._start_deferred(request.id, request.method, outcome)
             return
         self._writer.put_now(outcome)  # never wait here: the reader must go on reading
-        for after in follow_ups:
-            try:
-                await after()
-            except Exception:
-                log.exception("follow_up_failed", method=request.method, id=request.id)
+        await _follow_up(request.id, request.method, follow_ups)
 
     async def _on_notification(self, notification: IncomingNotification) -> None:
         method = notification.method
@@ -305,20 +349,34 @@ class Connection:
 
     def _start_deferred(self, request_id: RequestId, method: str, deferred: Deferred) -> None:
         assert self._task_group is not None, "use Connection as an async context manager"
-        self._deferred.enter()
-        self._task_group.start_soon(self._finish_deferred, request_id, method, deferred)
+        token = self._deferred.enter(request_id, deferred.abandoned)
+        self._task_group.start_soon(self._finish_deferred, request_id, method, deferred, token)
 
     async def _finish_deferred(
-        self, request_id: RequestId, method: str, deferred: Deferred
+        self, request_id: RequestId, method: str, deferred: Deferred, token: int
     ) -> None:
+        """Answer ``deferred`` (unless ``answer_abandoned`` already did), then its follow-up."""
+        follow_ups: list[Callable[[], Awaitable[None]]] = []
+
+        async def call() -> object:
+            result = await deferred.awaitable
+            if isinstance(result, Then):
+                follow_ups.append(result.after)
+                return result.result
+            return result
+
         try:
-            outcome = await self._answer(request_id, method, lambda: deferred.awaitable)
+            outcome = await self._answer(request_id, method, call)
             if isinstance(outcome, Deferred):
                 log.error("handler_failed", method=method, id=request_id, error="nested Deferred")
                 outcome = encode_error(request_id, InternalError("Internal error"))
+            if self._deferred.abandoned(token):
+                log.info("deferred_answer_dropped", method=method, id=request_id)
+                return
             await self._writer.put(outcome)
+            await _follow_up(request_id, method, follow_ups)
         finally:
-            self._deferred.leave()
+            self._deferred.leave(token)
 
     def _on_wire_closed(self, exc: WireClosed) -> None:
         log.warning("wire_closed", error=str(exc))
@@ -328,24 +386,58 @@ class Connection:
             self._read_scope.cancel()
 
 
+async def _follow_up(
+    request_id: RequestId, method: str, follow_ups: list[Callable[[], Awaitable[None]]]
+) -> None:
+    """Run a ``Then``'s ``after`` (the answer is queued); a failure is logged, never answered."""
+    for after in follow_ups:
+        try:
+            await after()
+        except Exception:
+            log.exception("follow_up_failed", method=method, id=request_id)
+
+
 class _InFlight:
-    """Counts deferred requests not yet answered."""
+    """Deferred requests not yet answered, by a token of their own (a client may reuse ids):
+    counted for ``wait_idle``, with the answer each is owed should the shutdown give up on it.
+
+    Invariant: a token is in ``_abandoned`` only while it is open, and once it is there its
+    request has been answered (``abandon``) and its own answer must be dropped.
+    """
 
     def __init__(self) -> None:
-        self._count = 0
+        self._tokens = itertools.count()
+        self._open: dict[int, tuple[RequestId, object | None]] = {}
+        self._abandoned: set[int] = set()
         self._idle = anyio.Event()
         self._idle.set()
 
-    def enter(self) -> None:
-        if self._count == 0:
+    def enter(self, request_id: RequestId, abandoned: object | None) -> int:
+        if not self._open:
             self._idle = anyio.Event()
-        self._count += 1
+        token = next(self._tokens)
+        self._open[token] = (request_id, abandoned)
+        return token
 
-    def leave(self) -> None:
-        self._count -= 1
-        if self._count == 0:
+    def leave(self, token: int) -> None:
+        self._open.pop(token, None)
+        self._abandoned.discard(token)
+        if not self._open:
             self._idle.set()
 
+    def abandoned(self, token: int) -> bool:
+        return token in self._abandoned
+
+    def abandon(self) -> list[tuple[RequestId, object]]:
+        """The requests to answer now (their ``abandoned`` answer), each returned once."""
+        owed = [
+            (token, request_id, answer)
+            for token, (request_id, answer) in self._open.items()
+            if answer is not None and token not in self._abandoned
+        ]
+        self._abandoned.update(token for token, _, _ in owed)
+        return [(request_id, answer) for _, request_id, answer in owed]
+
     async def wait_idle(self) -> None:
-        while self._count:
+        while self._open:
             await self._idle.wait()
