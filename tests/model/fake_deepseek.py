@@ -21,18 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import anyio
-from anyio.abc import SocketStream
-
-from tests.model.loopback import (
-    JSON_HEADERS,
-    LoopbackServer,
-    Received,
-    Reply,
-    _read_request,
-    _send_plain,
-    _serve,
-)
+from tests.model.loopback import LoopbackServer, Received, Reply, serving
 
 MISSING_REASONING = {
     "error": {
@@ -58,39 +47,17 @@ def lacks_reasoning(body: dict[str, Any]) -> bool:
 class FakeDeepSeek(LoopbackServer):
     rejected: list[Received] = field(default_factory=list)
 
-    async def _handle(self, stream: SocketStream) -> None:
-        self.connections += 1
-        connection = self.connections
-        async with stream:
-            buffer = bytearray()
-            while (request := await _read_request(stream, buffer)) is not None:
-                request.connection = connection
-                self.requests.append(request)
-                if lacks_reasoning(request.json()):
-                    self.rejected.append(request)
-                    body = json.dumps(MISSING_REASONING).encode()
-                    await _send_plain(stream, 400, body, JSON_HEADERS)
-                    continue
-                if not self.replies:
-                    await _send_plain(stream, 500, b'{"error":{"message":"no reply left"}}')
-                    return
-                reply = self.replies.pop(0)
-                self.served.append(reply)
-                if not await self._send(stream, reply):
-                    return
+    def refusal(self, request: Received) -> tuple[int, bytes] | None:
+        if not lacks_reasoning(request.json()):
+            return None
+        self.rejected.append(request)
+        return 400, json.dumps(MISSING_REASONING).encode()
 
 
 @asynccontextmanager
 async def fake_deepseek(*replies: Reply) -> AsyncIterator[FakeDeepSeek]:
-    server = FakeDeepSeek(list(replies))
-    listener = await anyio.create_tcp_listener(local_host="127.0.0.1", local_port=0)
-    server.port = listener.extra(anyio.abc.SocketAttribute.local_port)
-    async with listener, anyio.create_task_group() as tg:
-        tg.start_soon(_serve, listener, server, tg)
-        try:
-            yield server
-        finally:
-            tg.cancel_scope.cancel()
+    async with serving(FakeDeepSeek(list(replies))) as server:
+        yield server
 
 
 def deepseek_stream(

@@ -26,7 +26,7 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import anyio
 from anyio.abc import SocketStream, TaskGroup
@@ -119,6 +119,10 @@ class LoopbackServer:
             while (request := await _read_request(stream, buffer)) is not None:
                 request.connection = connection
                 self.requests.append(request)
+                refusal = self.refusal(request)
+                if refusal is not None:
+                    await _send_plain(stream, refusal[0], refusal[1], JSON_HEADERS)
+                    continue
                 if not self.replies:
                     await _send_plain(stream, 500, b'{"error":{"message":"no recording left"}}')
                     return
@@ -126,6 +130,11 @@ class LoopbackServer:
                 self.served.append(reply)
                 if not await self._send(stream, reply):
                     return
+
+    def refusal(self, request: Received) -> tuple[int, bytes] | None:
+        """A status and JSON body to answer ``request`` with instead of the next reply (a
+        server that checks what it is sent overrides this); ``None``: play the next reply."""
+        return None
 
     async def _send(self, stream: SocketStream, reply: Reply) -> bool:
         """Send one reply; ``False`` when the connection is over."""
@@ -152,7 +161,16 @@ class LoopbackServer:
 
 @asynccontextmanager
 async def loopback(*replies: Reply) -> AsyncIterator[LoopbackServer]:
-    server = LoopbackServer(list(replies))
+    async with serving(LoopbackServer(list(replies))) as server:
+        yield server
+
+
+S = TypeVar("S", bound=LoopbackServer)
+
+
+@asynccontextmanager
+async def serving(server: S) -> AsyncIterator[S]:
+    """Serve ``server`` on an ephemeral port of 127.0.0.1 for the block."""
     listener = await anyio.create_tcp_listener(local_host="127.0.0.1", local_port=0)
     server.port = listener.extra(anyio.abc.SocketAttribute.local_port)
     async with listener, anyio.create_task_group() as tg:

@@ -15,12 +15,11 @@ from pathlib import Path
 
 from acp_agent.api import Agent
 from acp_agent.content import TextContent
-from acp_agent.journal.events import Entry, ToolCallPart, ToolResult
+from acp_agent.journal.events import Entry, ToolResult
 from acp_agent.journal.files import FileFactory, JournalFile, open_journal_file
-from acp_agent.model.base import Usage
 from acp_agent.model.script import ScriptModel
-from acp_agent.session.compaction import CompactionProgress
 from acp_agent.session.signals import Finished, StopReason
+from acp_agent.session.wiring import NullObserver
 from acp_agent.tools.base import Location, ToolContext, ToolKind, ToolOutput
 from tests.session.support import lines, types
 
@@ -95,7 +94,7 @@ class Probe:
         return ToolOutput([TextContent(text="probed")])
 
 
-class Told:
+class Told(NullObserver):
     """An observer that notes, for each result it is told of, whether it was durable then."""
 
     def __init__(self, disk: Disk) -> None:
@@ -106,16 +105,6 @@ class Told:
         if isinstance(entry.event, ToolResult):
             call_id = entry.event.call_id
             self.results.append((call_id, call_id in self.disk.durable_results()))
-
-    async def text_delta(self, message_id: str, text: str) -> None: ...
-    async def thought_delta(self, message_id: str, text: str) -> None: ...
-    async def tool_started(self, call: ToolCallPart) -> None: ...
-    async def journal_error(self, error: str, unflushed: int) -> None: ...
-    async def titled(self, title: str) -> None: ...
-    async def compaction_progress(
-        self, compaction_id: str, progress: CompactionProgress, error: str | None
-    ) -> None: ...
-    async def usage(self, usage: Usage, context_window: int) -> None: ...
 
 
 BATCH = (
