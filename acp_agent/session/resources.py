@@ -15,7 +15,6 @@ Other schemes (``https://``, ``zed://``) are not fetched.
 from __future__ import annotations
 
 import os
-import stat
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Final
@@ -26,6 +25,7 @@ import structlog
 
 from acp_agent.content import ContentBlock, EmbeddedResource, ResourceContents, ResourceLink
 from acp_agent.tools.base import ToolContext, ToolError, confine
+from acp_agent.tools.files import open_regular
 
 log = structlog.get_logger(__name__)
 
@@ -60,10 +60,8 @@ def _linked_text(uri: str, ctx: ToolContext) -> str | None:
 
 
 def _read_text(path: Path) -> str:
-    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY)
+    fd = open_regular(path, os.O_RDONLY, "resource link")  # never blocks on a FIFO
     try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise ToolError(f"{path} is not a regular file")
         data = os.read(fd, MAX_LINK_BYTES + 1)
     finally:
         os.close(fd)

@@ -13,12 +13,15 @@ already holds what it was given). A file over ``MAX_BYTES`` is cut there, with a
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import msgspec
 
 from acp_agent.content import ContentBlock, TextContent
 from acp_agent.journal.events import Source, SourceKind, source
+from acp_agent.tools.base import ToolError
+from acp_agent.tools.files import open_regular
 
 INSTRUCTION_FILES = ("AGENTS.md", "CLAUDE.md", "GEMINI.md", ".github/copilot-instructions.md")
 PLUGIN_NAME = "workspace-instructions"
@@ -49,9 +52,10 @@ def _read(root: Path, name: str) -> str | None:
         real, base = (root / name).resolve(), root.resolve()
         if not real.is_relative_to(base) or not real.is_file():
             return None
-        with real.open("rb") as file:
+        fd = open_regular(real, os.O_RDONLY, "workspace instructions")  # never a FIFO's read
+        with os.fdopen(fd, "rb") as file:
             data = file.read(MAX_BYTES + 1)
-    except OSError:
+    except (OSError, ToolError):
         return None
     text = data[:MAX_BYTES].decode("utf-8", "replace").strip()
     if not text:

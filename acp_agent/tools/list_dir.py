@@ -1,12 +1,18 @@
 """``list_dir {path?}``: the entries of a directory inside the session roots.
 
-One entry per line, sorted by name, directories marked with a trailing ``/`` and symbolic links
-with `` -> target``; at most ``MAX_ENTRIES`` lines (the rest is counted). Read from the local
-disk: ACP has no directory listing for the client's file system.
+One entry per line, sorted by name, directories marked with a trailing ``/``, symbolic links
+with `` -> target`` (clipped at ``MAX_TARGET_CHARS``) and what is neither a regular file nor a
+directory with its kind, ``notes (named pipe)``, so the model knows not to read it (the file
+tools refuse it; ``files.py``). Bounded: at most ``MAX_ENTRIES`` lines and ``MAX_OUTPUT_CHARS``
+characters, the rest counted; memory too (the first entries by name are kept in a heap, not the
+whole directory in a list). Listing opens no entry, so it never blocks on a pipe. Read from the
+local disk: ACP has no directory listing for the client's file system.
 """
 
 from __future__ import annotations
 
+import heapq
+import itertools
 import os
 from pathlib import Path
 
@@ -24,9 +30,12 @@ from acp_agent.tools.base import (
     confine,
     shown,
 )
+from acp_agent.tools.files import kind_of
 
 NAME = "list_dir"
 MAX_ENTRIES = 1000
+MAX_OUTPUT_CHARS = 64 << 10
+MAX_TARGET_CHARS = 300
 
 
 class ListDirArgs(msgspec.Struct, frozen=True):
@@ -59,27 +68,65 @@ class ListDir:
 
 
 def _listing(path: Path) -> list[str]:
-    try:
-        with os.scandir(path) as scan:
-            entries = sorted(scan, key=lambda entry: entry.name)
-    except FileNotFoundError as exc:
-        raise ToolError(f"{NAME}: no such directory: {path}") from exc
-    except NotADirectoryError as exc:
-        raise ToolError(f"{NAME}: {path} is not a directory") from exc
-    except OSError as exc:
-        raise ToolError(f"{NAME}: cannot list {path}: {exc.strerror}") from exc
+    total, entries = _first_entries(path)
     if not entries:
         return [f"{path}: (empty directory)"]
-    lines = [_entry(entry) for entry in entries[:MAX_ENTRIES]]
-    if len(entries) > MAX_ENTRIES:
-        lines.append(f"[{len(entries) - MAX_ENTRIES} more entries not shown]")
+    lines: list[str] = []
+    chars = 0
+    for entry in entries:
+        line = _entry(entry)
+        if chars + len(line) + 1 > MAX_OUTPUT_CHARS:
+            break
+        lines.append(line)
+        chars += len(line) + 1
+    if total > len(lines):
+        lines.append(f"[{total - len(lines)} more entries not shown]")
     return lines
 
 
+def _first_entries(path: Path) -> tuple[int, list[os.DirEntry[str]]]:
+    """How many entries ``path`` has, and the first ``MAX_ENTRIES`` of them by name."""
+    counter = itertools.count()
+    try:
+        with os.scandir(path) as scan:
+            counted = (entry for entry, _ in zip(scan, counter, strict=False))
+            first = heapq.nsmallest(MAX_ENTRIES, counted, key=lambda entry: entry.name)
+    except FileNotFoundError as exc:
+        raise ToolError(f"{NAME}: no such directory: {path}") from exc
+    except NotADirectoryError as exc:
+        kind = _kind(path)
+        raise ToolError(f"{NAME}: {path} is {kind}, not a directory") from exc
+    except OSError as exc:
+        raise ToolError(f"{NAME}: cannot list {path}: {exc.strerror}") from exc
+    return next(counter), first
+
+
+def _kind(path: Path) -> str:
+    try:
+        kind = kind_of(os.stat(path).st_mode)
+    except OSError:
+        kind = None
+    return f"a {kind}" if kind else "a file"
+
+
 def _entry(entry: os.DirEntry[str]) -> str:
+    """One line: ``name``, ``name/``, ``name -> target`` or ``name (named pipe)``. ``DirEntry``
+    answers from the directory itself where it can; only an entry of another kind is stat-ed."""
     if entry.is_symlink():
         try:
-            return f"{entry.name} -> {os.readlink(entry.path)}"
+            return f"{entry.name} -> {_clip(os.readlink(entry.path))}"
         except OSError:
             return f"{entry.name} -> ?"
-    return f"{entry.name}/" if entry.is_dir() else entry.name
+    if entry.is_dir():
+        return f"{entry.name}/"
+    if entry.is_file():
+        return entry.name
+    try:
+        kind = kind_of(entry.stat(follow_symlinks=False).st_mode)
+    except OSError:
+        kind = None
+    return f"{entry.name} ({kind})" if kind else entry.name
+
+
+def _clip(target: str) -> str:
+    return target if len(target) <= MAX_TARGET_CHARS else target[:MAX_TARGET_CHARS] + "…"

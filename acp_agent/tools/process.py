@@ -16,6 +16,14 @@ a command runs its group id is in ``_LIVE``, so ``kill_all`` (the server's last 
 signal, when nothing else gets to run) can end every group still running. Processes that start
 their own session (``setsid``) leave the group and are beyond reach.
 
+*The shell's exit status is the truth, not the pipe.* Once the shell has exited and its group is
+killed, the pipe ends as soon as the killed processes are gone — unless a process that left the
+group (``setsid``, a daemon) still holds it open, maybe for ever. So the reader gets
+``DETACHED_GRACE_S`` after the shell's exit to see end of file; then it is abandoned, and the
+result is the shell's status with ``detached`` set (the report says output was held open and
+what came after the exit is not shown). A timeout counts only while the shell is running: a
+deadline that strikes during the grace is not a kill, since none happened.
+
 The shell is *gated* (``_GATED``, ``_Gate``): spawning returns only some event-loop turns after
 the child exists (asyncio connects the pipes first), and a command running in that window would
 be in no one's hands — not in ``_LIVE`` (``kill_all`` misses it), not yet inside the ``try`` whose
@@ -52,6 +60,8 @@ _GATED = f'read -r go || exit {GATE_CLOSED_STATUS}; exec "$0" -c "$1" </dev/null
 *become* ``SHELL -c COMMAND`` (``exec``: the same process, so the same pid, ``$$`` and group)
 with stdin from ``/dev/null``. End of file instead of a line: exit, running nothing."""
 _LIVE: set[int] = set()
+DETACHED_GRACE_S = 0.3
+"""How long after the shell's exit the output pipe may take to end (see the docstring)."""
 
 
 @dataclass(frozen=True)
@@ -62,6 +72,15 @@ class Finished:
     """``None`` when killed by a signal (``signal`` says which) or timed out."""
     signal: str | None
     timed_out: bool
+    detached: bool = False
+    """The shell exited but a process outside its group held the output open (not waited for)."""
+
+
+@dataclass
+class _Watch:
+    """What ``_drain`` saw, kept when a deadline interrupts it: whether the shell had exited."""
+
+    exited: bool = False
 
 
 async def run_local(command: str, cwd: str, timeout_s: float, limit: int) -> Finished:
@@ -69,7 +88,7 @@ async def run_local(command: str, cwd: str, timeout_s: float, limit: int) -> Fin
 
     The group enters ``_LIVE`` before the gate opens (no ``await`` between spawning and
     registering, none between registering and the ``try``) and leaves it when it is killed."""
-    tail = _Tail(limit)
+    tail, watch = _Tail(limit), _Watch()
     with _Gate() as gate:
         process = await _spawn(command, cwd, gate.reader)
         _LIVE.add(process.pid)
@@ -77,10 +96,11 @@ async def run_local(command: str, cwd: str, timeout_s: float, limit: int) -> Fin
         try:
             gate.open()
             with deadline:
-                await _drain(process, tail)
+                await _drain(process, tail, watch)
         finally:
             await _end(process)
-    return _finished(process.returncode, tail, deadline.cancelled_caught)
+    timed_out = deadline.cancelled_caught and not watch.exited
+    return _finished(process.returncode, tail, timed_out, watch.exited and not tail.ended)
 
 
 async def _spawn(command: str, cwd: str, gate: int) -> anyio.abc.Process:
@@ -97,12 +117,18 @@ async def _spawn(command: str, cwd: str, gate: int) -> anyio.abc.Process:
     )
 
 
-async def _drain(process: anyio.abc.Process, tail: _Tail) -> None:
+async def _drain(process: anyio.abc.Process, tail: _Tail, watch: _Watch) -> None:
+    """Read the output until the shell has exited and the pipe has ended, or until
+    ``DETACHED_GRACE_S`` after the exit if something outside the group holds the pipe open."""
     assert process.stdout is not None
     async with anyio.create_task_group() as tg:
         tg.start_soon(tail.read, process.stdout)
         await process.wait()
+        watch.exited = True
         _kill_live(process.pid)  # leftovers holding the pipe open go with the shell
+        with anyio.move_on_after(DETACHED_GRACE_S):
+            await tail.eof.wait()
+        tg.cancel_scope.cancel()  # a detached holder of the pipe is not waited for
 
 
 async def _end(process: anyio.abc.Process) -> None:
@@ -120,7 +146,7 @@ def _kill_live(pgid: int) -> None:
     _LIVE.discard(pgid)
 
 
-def _finished(code: int | None, tail: _Tail, timed_out: bool) -> Finished:
+def _finished(code: int | None, tail: _Tail, timed_out: bool, detached: bool) -> Finished:
     died = code is not None and code < 0
     return Finished(
         tail.text(),
@@ -128,6 +154,7 @@ def _finished(code: int | None, tail: _Tail, timed_out: bool) -> Finished:
         None if timed_out or died or code is None else code,
         _signal_name(-code) if died and code is not None and not timed_out else None,
         timed_out,
+        detached,
     )
 
 
@@ -184,12 +211,14 @@ class _Gate:
 
 
 class _Tail:
-    """Keeps the last ``limit`` bytes of a stream."""
+    """Keeps the last ``limit`` bytes of a stream; ``ended`` (and ``eof``) once it ended."""
 
     def __init__(self, limit: int) -> None:
         self.limit = limit
         self.data = bytearray()
         self.dropped = 0
+        self.ended = False
+        self.eof = anyio.Event()
 
     async def read(self, stream: anyio.abc.ByteReceiveStream) -> None:
         async for chunk in stream:
@@ -198,6 +227,8 @@ class _Tail:
             if excess > 0:
                 del self.data[:excess]
                 self.dropped += excess
+        self.ended = True
+        self.eof.set()
 
     def text(self) -> str:
         data = bytes(self.data)

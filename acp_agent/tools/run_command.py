@@ -11,7 +11,9 @@ cancelled while ``terminal/create`` is pending still waits for that answer (``CL
 at most) and then releases the terminal. Otherwise it runs locally (``process.py``): its own
 process group, the same timeout and output cap, killed on cancel. The working directory must be
 inside the session roots. A non-zero exit, a kill or a timeout make the result an error; the
-output is in it either way.
+output is in it either way. The result is bounded: the output's last ``OUTPUT_LIMIT`` bytes, the
+command echoed up to ``MAX_ECHO_CHARS``. A shell that exited while a detached process (its own
+session) still holds the output open is reported by its exit status, with ``DETACHED_NOTE``.
 """
 
 from __future__ import annotations
@@ -47,6 +49,8 @@ NAME = "run_command"
 DEFAULT_TIMEOUT_MS = 120_000
 MAX_TIMEOUT_MS = 600_000
 OUTPUT_LIMIT = 64 << 10
+MAX_ECHO_CHARS = 2000
+"""The command is echoed in the result up to this many characters (it is in the call anyway)."""
 CLIENT_GRACE_S = 5.0
 """How long a cancelled call still waits for the client to answer create or release."""
 
@@ -214,13 +218,27 @@ def failed(done: Finished) -> bool:
     return done.timed_out or done.exit_code != 0
 
 
+DETACHED_NOTE = (
+    "[a process the command started is still running detached and holding its output open; "
+    "output after the shell exited is not shown]"
+)
+
+
+def _echoed(command: str) -> str:
+    if len(command) <= MAX_ECHO_CHARS:
+        return command
+    return f"{command[:MAX_ECHO_CHARS]}… [{len(command) - MAX_ECHO_CHARS:,} more characters]"
+
+
 def report(command: str, done: Finished) -> str:
     """What the model reads: the command, its output, how it ended."""
-    parts = [f"$ {command}"]
+    parts = [f"$ {_echoed(command)}"]
     if done.truncated:
         parts.append(f"[output truncated: the last {OUTPUT_LIMIT // 1024} KiB follow]")
     if done.output:
         parts.append(done.output.rstrip("\n"))
+    if done.detached:
+        parts.append(DETACHED_NOTE)
     if done.timed_out:
         parts.append("[timed out: the command was killed]")
     elif done.signal is not None:

@@ -2,13 +2,15 @@
 
 Walks ``path`` (default the cwd; inside the session roots) in sorted order without following
 directory links, skipping version-control and tool caches (``SKIP_DIRS``), files over
-``MAX_FILE_BYTES``, files that look binary (a NUL byte in the first 8 KiB) and files whose real
-path leaves the roots. Each match is one line ``path:line: text`` (path relative to the cwd when
-it is inside it), a line clipped at ``MAX_LINE_CHARS``. Output is bounded: at most
-``max_results`` matches (default 100, at most 500), ``MAX_OUTPUT_CHARS`` characters and
-``MAX_FILES`` files scanned; the result says when it stopped early. Python ``re`` syntax. Reads
-the local disk (ACP has no search in the client's file system); runs in a worker thread that
-stops at the next file once the call is cancelled.
+``MAX_FILE_BYTES``, files that look binary (a NUL byte in the first 8 KiB), files whose real
+path leaves the roots and whatever is not a regular file (a pipe, socket or device: files are
+opened only through ``files.open_regular``, which never blocks and lets the opened descriptor
+decide; a ``path`` naming one is refused). Each match is one line ``path:line: text`` (path
+relative to the cwd when it is inside it), a line clipped at ``MAX_LINE_CHARS``. Output is
+bounded: at most ``max_results`` matches (default 100, at most 500), ``MAX_OUTPUT_CHARS``
+characters and ``MAX_FILES`` files scanned; the result says when it stopped early. Python ``re``
+syntax. Reads the local disk (ACP has no search in the client's file system); runs in a worker
+thread that stops at the next file once the call is cancelled.
 """
 
 from __future__ import annotations
@@ -34,6 +36,7 @@ from acp_agent.tools.base import (
     confine,
     shown,
 )
+from acp_agent.tools.files import open_regular
 
 NAME = "search"
 SKIP_DIRS = frozenset(
@@ -126,11 +129,9 @@ class _Walk:
     stopped: str | None = None
 
     def run(self) -> None:
-        if self.top.is_file():
-            self._search_file(self.top)
-            return
         if not self.top.is_dir():
-            raise ToolError(f"{NAME}: no such file or directory: {self.top}")
+            self._search_named(self.top)
+            return
         for directory, dirs, names in os.walk(self.top):
             dirs[:] = sorted(d for d in dirs if d not in SKIP_DIRS)
             for name in sorted(names):
@@ -138,6 +139,16 @@ class _Walk:
                     return
                 if self.glob is None or fnmatch.fnmatch(name, self.glob):
                     self._search_file(Path(directory, name))
+
+    def _search_named(self, path: Path) -> None:
+        """``path`` named by the call: a missing or non-regular file is an error, not a skip."""
+        try:
+            os.close(open_regular(path, os.O_RDONLY, NAME))
+        except FileNotFoundError as exc:
+            raise ToolError(f"{NAME}: no such file or directory: {path}") from exc
+        except OSError as exc:
+            raise ToolError(f"{NAME}: cannot read {path}: {exc.strerror}") from exc
+        self._search_file(path)
 
     def _search_file(self, path: Path) -> None:
         self.files += 1
@@ -154,16 +165,19 @@ class _Walk:
                     return
 
     def _text(self, path: Path) -> str | None:
+        """The file's text, or ``None`` to skip it (outside the roots, not a regular file, too
+        big, unreadable, binary). Reads at most ``MAX_FILE_BYTES`` + 1 bytes, however it grows."""
         try:
             real = path.resolve()
-            if not any(real.is_relative_to(root) for root in self.roots) or not real.is_file():
+            if not any(real.is_relative_to(root) for root in self.roots):
                 return None
-            if real.stat().st_size > MAX_FILE_BYTES:
-                return None
-            data = real.read_bytes()
-        except OSError:
+            with open(open_regular(real, os.O_RDONLY, NAME), "rb") as file:
+                if os.fstat(file.fileno()).st_size > MAX_FILE_BYTES:
+                    return None
+                data = file.read(MAX_FILE_BYTES + 1)
+        except (OSError, ToolError):
             return None
-        if b"\0" in data[:8192]:
+        if len(data) > MAX_FILE_BYTES or b"\0" in data[:8192]:
             return None
         return data.decode("utf-8", "replace")
 

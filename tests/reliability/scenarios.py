@@ -1,11 +1,14 @@
-"""reliability.md's twelve scenarios, each mapped to the tests that hold its pass criteria.
+"""reliability.md's twelve scenarios and the ones added since (13, issue 14), each mapped to the
+tests that hold its pass criteria.
 
 One source of truth for three readers: ``test_scenarios.py`` checks that every test named here
 exists (so the map cannot rot), ``make test-reliability`` runs exactly these tests plus the
 fuzzers at full size (``python -m tests.reliability.scenarios`` prints their node ids), and
 ``docs/reliability.md`` reports on them scenario by scenario. Scenarios 1-5 live in
 ``tests/durability`` and ``tests/journal``, 6-10 partly in ``tests/integration``; this suite adds
-what was missing (8-12) and the fuzzers (``tests/fuzz``, for 6 and 7 at scale).
+what was missing (8-12) and the fuzzers (``tests/fuzz``, for 6 and 7 at scale). 13 (named pipes,
+sockets and devices in the workspace) is not in reliability.md: issue 14 found file tools blocking
+on a named pipe for ever, and the scenario keeps every file tool honest about it.
 """
 
 from __future__ import annotations
@@ -133,6 +136,15 @@ SCENARIOS = (
         "many sessions at once with concurrent prompts, injections and cancels",
         "invariant holds for each",
         (f"{REL}test_many_sessions.py::test_many_sessions_at_once_each_keep_the_invariant",),
+    ),
+    Scenario(
+        13,
+        "named pipes, sockets and devices in the workspace, given to every file tool",
+        "refused with a clear error naming the kind, never opened blocking; the turn goes on",
+        (
+            f"{REL}test_non_regular_files.py::test_file_tools_refuse_non_regular_files_and_the_turn_goes_on",
+            f"{REL}test_non_regular_files.py::test_listing_and_searching_walk_past_non_regular_files",
+        ),
     ),
 )
 

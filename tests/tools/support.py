@@ -219,3 +219,18 @@ def group_members(pgid: int) -> list[int]:
         if pgrp == pgid and state not in ("Z", "X"):
             members.append(int(stat.parent.name))
     return members
+
+
+DETACH = (
+    "setsid -f sh -c 'echo $$ > detached.tmp && mv detached.tmp detached.pid && exec sleep 30'; "
+    "until [ -e detached.pid ]; do sleep 0.01; done"
+)
+"""A command that leaves a process in a session of its own holding the output open for 30 s.
+Its pid is in ``detached.pid``, written once it has left the shell's group (a group kill at the
+shell's exit would otherwise catch it between ``fork`` and ``setsid``) and before the shell
+goes on. End it with ``kill_detached``: no group kill reaches it."""
+
+
+def kill_detached(pid_file: Path) -> None:
+    with contextlib.suppress(OSError, ValueError):
+        os.kill(int(pid_file.read_text()), signal.SIGKILL)

@@ -14,7 +14,7 @@ from acp_agent.tools import process
 from acp_agent.tools.base import ToolError, ToolOutput
 from acp_agent.tools.run_command import OUTPUT_LIMIT, RunCommand
 from tests.integration.support import wait_until
-from tests.tools.support import context, group_gone, group_members
+from tests.tools.support import DETACH, context, group_gone, group_members, kill_detached
 
 
 async def started_group(pgid_file: Path) -> int:
@@ -161,3 +161,39 @@ async def test_the_command_reads_dev_null_not_the_gate(workspace: Path) -> None:
     args: dict[str, object] = {"command": "cat; echo end", "timeout_ms": 10_000}
     output = await RunCommand().run(args, context(workspace))
     assert text(output) == "$ cat; echo end\nend\n[exit code 0]"
+
+
+DETACHED_NOTE = (
+    "[a process the command started is still running detached and holding its output open; "
+    "output after the shell exited is not shown]"
+)
+
+
+async def test_a_detached_process_holding_the_output_does_not_make_a_timeout(
+    workspace: Path,
+) -> None:
+    """The shell exits 0 at once, but a child in its own session (``setsid``) keeps the output
+    pipe open for 30 s: the exit status is the truth, not the pipe (this used to wait for the
+    timeout and report "[timed out: the command was killed]")."""
+    command = f"{DETACH}; echo started"
+    try:
+        output = await RunCommand().run(
+            {"command": command, "timeout_ms": 10_000}, context(workspace)
+        )
+    finally:
+        kill_detached(workspace / "detached.pid")
+    assert not output.is_error
+    assert text(output) == f"$ {command}\nstarted\n{DETACHED_NOTE}\n[exit code 0]"
+    assert process.live_groups() == frozenset()
+
+
+async def test_a_detached_process_does_not_hide_a_failing_exit_status(workspace: Path) -> None:
+    command = f"{DETACH}; exit 3"
+    try:
+        output = await RunCommand().run(
+            {"command": command, "timeout_ms": 10_000}, context(workspace)
+        )
+    finally:
+        kill_detached(workspace / "detached.pid")
+    assert output.is_error
+    assert text(output) == f"$ {command}\n{DETACHED_NOTE}\n[exit code 3]"
