@@ -285,5 +285,5 @@ def test_compact_of_a_session_a_server_holds_fails_and_changes_nothing(tmp_path:
     finally:
         lock.release()
     assert done.returncode == 1
-    assert done.stderr.startswith(f"acp-agent: cannot open session {PARENT!r}: ")
+    assert done.stderr.startswith(f"acp-agent: session {PARENT!r} is already open in another ")
     assert journal_lines(state, PARENT) == before

@@ -171,12 +171,14 @@ async def test_modes_read_only_auto_edit_full_access(
                     u["toolCallId"]: u["kind"] for u in updates if u["sessionUpdate"] == "tool_call"
                 }
                 assert kinds == {"e": "read", "a": "other"}
+    # The script reuses the model's ids e and a in every turn; ACP ids stay unique per session
+    # (journal/callids.py): the second and third turns' calls carry the turn and step.
     assert statuses == {
         "read-only": [("e", "completed"), ("a", "failed")],
-        "auto-edit": [("e", "completed"), ("a", "failed")],  # asked, and the client rejected
-        "full-access": [("e", "completed"), ("a", "completed")],
+        "auto-edit": [("e#t2s1", "completed"), ("a#t2s1", "failed")],  # asked, and rejected
+        "full-access": [("e#t3s1", "completed"), ("a#t3s1", "completed")],
     }
-    assert [r.tool_call.tool_call_id for r in client.permission_requests] == ["a"]
+    assert [r.tool_call.tool_call_id for r in client.permission_requests] == ["a#t2s1"]
 
 
 async def test_failing_tool_and_image_result(
