@@ -123,6 +123,9 @@ SCENARIOS = (
             f"{REL}test_endings.py::test_stdin_eof_with_a_queued_prompt_and_staged_context",
             f"{REL}test_endings.py::test_epipe_while_a_tool_batch_waits_keeps_the_staged_context",
             f"{REL}test_endings.py::test_sigterm_while_a_prompt_hook_runs_leaves_no_hook_behind",
+            f"{REL}test_signal_in_every_state.py::test_sigterm_after_stdin_eof_cancels_the_turn_the_server_was_draining",
+            f"{REL}test_signal_in_every_state.py::test_sigterm_with_a_worker_thread_stuck_for_ever_still_exits_0_within_3s",
+            f"{REL}test_signal_in_every_state.py::test_stdin_eof_does_not_wait_for_an_abandoned_thread",
         ),
     ),
     Scenario(
@@ -144,6 +147,19 @@ SCENARIOS = (
         (
             f"{REL}test_non_regular_files.py::test_file_tools_refuse_non_regular_files_and_the_turn_goes_on",
             f"{REL}test_non_regular_files.py::test_listing_and_searching_walk_past_non_regular_files",
+        ),
+    ),
+    Scenario(
+        14,
+        "a client that answers late, never, or oddly: a held terminal/release, an answer with a"
+        " lone surrogate, a process that exits while its terminals run",
+        "no other session waits on it; the turn completes; every terminal is killed and released",
+        (
+            f"{INT}test_close_off_the_reader.py::test_close_during_a_client_terminal_command_leaves_the_reader_free",
+            f"{INT}test_close_off_the_reader.py::test_a_load_pipelined_behind_a_close_waits_for_it_then_reopens",
+            f"{INT}test_wire_edges.py::test_a_lone_surrogate_in_the_clients_fs_answer_completes_the_turn",
+            f"{INT}test_terminal_release.py::test_a_signal_kills_and_releases_the_running_terminal",
+            f"{INT}test_terminal_release.py::test_stdin_eof_kills_and_releases_the_running_terminal",
         ),
     ),
 )
