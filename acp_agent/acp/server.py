@@ -90,7 +90,6 @@ from acp_agent.acp.schema import (
     SystemPromptModes,
 )
 from acp_agent.acp.thought_option import THOUGHT_OPTION, choose_level, thought_option
-from acp_agent.content import ImageContent
 from acp_agent.errors import InternalError, InvalidParams, decode_params
 from acp_agent.journal.events import SourceKind, source, source_kind
 from acp_agent.mcp.config import McpServerConfig, journaled, parse_servers
@@ -108,10 +107,6 @@ log = structlog.get_logger("acp_agent.acp")
 P = TypeVar("P")
 
 AGENT_NAME = "acp-agent"
-IMAGES_NOT_TAKEN = (
-    "This session's model does not take images: it was told an image was attached, "
-    "not shown it. Switch to a model that takes images to have it look."
-)
 
 
 def _typed(type_: type[P], fn: Callable[[P], Awaitable[object]]) -> RequestHandler:
@@ -411,10 +406,7 @@ class AgentServer:
         return ListSessionsResult(sessions=infos, next_cursor=cursor)
 
     async def prompt(self, params: PromptParams) -> Deferred:
-        session, blocks = self.sessions.get(params.session_id), prompt_blocks(params.prompt)
-        pending = await session.send(blocks)
-        if not session.takes_images and any(isinstance(b, ImageContent) for b in blocks):
-            await session.observer.note(IMAGES_NOT_TAKEN)
+        pending = await self.sessions.get(params.session_id).send(prompt_blocks(params.prompt))
         return Deferred(self._answer(pending), abandoned=PromptResult(stop_reason="cancelled"))
 
     async def _answer(self, pending: PendingPrompt) -> PromptResult:

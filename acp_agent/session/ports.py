@@ -63,6 +63,10 @@ class SessionObserver(Protocol):
 
     async def usage(self, usage: Usage, context_window: int) -> None: ...
 
+    async def note(self, text: str) -> None:
+        """Something the user should know that is not history (never journaled)."""
+        ...
+
 
 def now_ms() -> int:
     return time.time_ns() // 1_000_000

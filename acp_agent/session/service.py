@@ -29,7 +29,7 @@ import anyio
 import structlog
 from anyio.abc import TaskGroup
 
-from acp_agent.content import ContentBlock, JsonObject, TextContent
+from acp_agent.content import ContentBlock, ImageContent, JsonObject, TextContent
 from acp_agent.journal.errors import JournalError, JournalFlushError
 from acp_agent.journal.events import Entry, SessionHeader, Source, SourceKind, source
 from acp_agent.journal.files import FileFactory
@@ -52,6 +52,10 @@ from acp_agent.tools.permissions import Mode, parse_mode
 log = structlog.get_logger("acp_agent.sessions")
 
 Content = str | Sequence[ContentBlock]
+IMAGES_NOT_SEEN = (
+    "This session's model does not take images: it was told an image was attached, "
+    "not shown it. Switch to a model that takes images to have it look."
+)
 
 
 def as_blocks(content: Content) -> list[ContentBlock]:
@@ -101,20 +105,36 @@ class Session(Generic[Obs]):
     async def inject(self, content: Content, src: Source | None = None) -> Injected:
         blocks, tag = as_blocks(content), src or source(SourceKind.PLUGIN)
         message_id, placement = await self.actor.inject(blocks, tag)
+        await self._tell_of_unseen_images(blocks)
         return Injected(message_id, placement)
 
     async def send(self, prompt: Content) -> PendingPrompt:
         """Queue a prompt; the text of files it links to (``resources.py``) joins it first."""
         blocks = await with_linked_files(as_blocks(prompt), self.actor.deps.tools.context)
-        return PendingPrompt(await self.actor.submit(blocks))
+        pending = PendingPrompt(await self.actor.submit(blocks))
+        await self._tell_of_unseen_images(blocks)
+        return pending
 
     async def steer(self, prompt: Content) -> Placement:
         """Into the running turn at its next step; with no turn running, as a new prompt."""
-        return await self.actor.steer(as_blocks(prompt))
+        blocks = as_blocks(prompt)
+        placement = await self.actor.steer(blocks)
+        await self._tell_of_unseen_images(blocks)
+        return placement
 
     async def steer_running(self, prompt: Content) -> Placement:
         """Into the running turn; with none, nothing happens (``Placement.PROMPT_REQUIRED``)."""
-        return await self.actor.steer(as_blocks(prompt), start_turn=False)
+        blocks = as_blocks(prompt)
+        placement = await self.actor.steer(blocks, start_turn=False)
+        if placement is not Placement.PROMPT_REQUIRED:
+            await self._tell_of_unseen_images(blocks)
+        return placement
+
+    async def _tell_of_unseen_images(self, blocks: Sequence[ContentBlock]) -> None:
+        """The model of a session that takes no images gets a note in their place (the
+        provider's doing); the user is told here, once per message that had any."""
+        if not self.takes_images and any(isinstance(b, ImageContent) for b in blocks):
+            await self.observer.note(IMAGES_NOT_SEEN)
 
     async def compact(self, instructions: str = "") -> PendingPrompt:
         """Queue a compaction like the prompt ``/compact instructions``; FIFO with prompts."""

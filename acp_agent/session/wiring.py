@@ -104,3 +104,6 @@ class NullObserver:
 
     async def usage(self, usage: Usage, context_window: int) -> None:
         pass
+
+    async def note(self, text: str) -> None:
+        pass

@@ -10,14 +10,19 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
 import msgspec
 
+from acp_agent.api import Agent, Placement, SourceKind, source
+from acp_agent.content import ImageContent, TextContent
+from acp_agent.model.base import Finish, ModelRequest, StreamEvent, TextDelta
 from acp_agent.model.config import ModelOptions, ProviderEntry
 from acp_agent.model.openai.wire import IMAGE_NOTE
 from acp_agent.model.registry import ModelCatalog
+from acp_agent.session.wiring import NullObserver
 from tests.integration.support import check_journal
 from tests.model.harness import in_process_agent
 from tests.model.loopback import Reply, loopback
@@ -123,3 +128,39 @@ async def test_a_model_without_images_gets_a_note_and_the_user_is_told(tmp_path:
         (body,) = [json.loads(r.body) for r in server.requests]
     assert body["messages"][-1]["content"] == f"look\n{IMAGE_NOTE}"
     assert len(notes) == 1 and "does not take images" in notes[0]
+
+
+class TextOnly:
+    """A provider whose model takes no images (as ``images = false`` makes one)."""
+
+    name = "text-only"
+    images = False
+
+    async def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
+        yield TextDelta("ok")
+        yield Finish()
+
+
+class Notes(NullObserver):
+    def __init__(self) -> None:
+        self.notes: list[str] = []
+
+    async def note(self, text: str) -> None:
+        self.notes.append(text)
+
+
+async def test_every_way_an_image_enters_tells_the_user_once(tmp_path: Path) -> None:
+    """Prompt, injected context and steering alike: the session tells, not a front door."""
+    observer = Notes()
+    image = ImageContent(data=PIXEL, mimeType="image/png")
+    async with Agent.open(tmp_path / "s", TextOnly(), observer=lambda _: observer) as agent:
+        session = await agent.new_session(tmp_path)
+        await session.inject([image], source(SourceKind.CLIENT))
+        await (await session.send([TextContent(text="look"), image])).outcome()
+        await session.steer([image])  # no turn: it becomes a prompt
+        await session.when_idle()
+        assert await session.steer_running([image]) is Placement.PROMPT_REQUIRED  # not admitted
+        await session.send("no image here")
+        await session.when_idle()
+    assert len(observer.notes) == 3
+    assert all("does not take images" in note for note in observer.notes)
