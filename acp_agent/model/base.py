@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from enum import StrEnum
-from typing import Protocol
+from typing import Final, Protocol
 
 import msgspec
 
@@ -127,6 +127,17 @@ StreamEvent = TextDelta | ThoughtDelta | ToolCallReady | Usage | Finish
 
 class ModelError(Exception):
     """A model request failed (network, provider error, exhausted script)."""
+
+
+CHARS_PER_TOKEN: Final = 4
+"""The one provider-neutral token estimate: characters / 4. The session decides compaction with
+it (``session/fit.py``) and the OpenAI-compatible provider bounds ``max_tokens`` with it
+(``openai/wire.py``); they must count alike, or one would let through what the other refuses."""
+
+
+def tokens_of(chars: int) -> int:
+    """The estimated tokens of ``chars`` characters, rounded up."""
+    return -(-chars // CHARS_PER_TOKEN)
 
 
 class ContextOverflow(ModelError):

@@ -42,6 +42,7 @@ from acp_agent.content import ContentBlock, TextContent
 from acp_agent.journal.events import Entry, SourceKind, source
 from acp_agent.journal.turns import turn_starts
 from acp_agent.model.base import (
+    CHARS_PER_TOKEN,
     ModelError,
     ModelMessage,
     ModelProvider,
@@ -49,7 +50,7 @@ from acp_agent.model.base import (
     TextDelta,
     UserTurn,
 )
-from acp_agent.session.fit import CHARS_PER_TOKEN, estimate, fit_messages
+from acp_agent.session.fit import estimate, fit_messages
 from acp_agent.session.history import compacted_head, messages_of
 
 COMMAND: Final = "/compact"
@@ -112,7 +113,7 @@ def parse_compact(content: Sequence[ContentBlock]) -> str | None:
 
 
 def estimate_tokens(messages: Sequence[ModelMessage]) -> int:
-    """A provider-neutral estimate: characters of the messages' JSON / ``CHARS_PER_TOKEN``."""
+    """A provider-neutral estimate: characters of the messages' JSON / 4 (``model.base.tokens_of``)."""
     return estimate(messages)
 
 

@@ -19,9 +19,15 @@ import msgspec
 
 from acp_agent.content import ContentBlock, TextContent
 from acp_agent.journal.events import AssistantPart, TextPart, ThoughtPart
-from acp_agent.model.base import AssistantTurn, ModelMessage, ToolTurn, UserTurn
+from acp_agent.model.base import (
+    CHARS_PER_TOKEN,
+    AssistantTurn,
+    ModelMessage,
+    ToolTurn,
+    UserTurn,
+    tokens_of,
+)
 
-CHARS_PER_TOKEN: Final = 4
 MIN_KEEP_CHARS: Final = 200
 """A text is never trimmed below this (its head and tail around the marker)."""
 MAX_ROUNDS: Final = 64
@@ -29,7 +35,7 @@ MAX_ROUNDS: Final = 64
 
 def estimate(messages: Sequence[ModelMessage]) -> int:
     """Tokens, as the rest of the session layer counts them: JSON characters / 4."""
-    return -(-len(msgspec.json.encode(messages)) // CHARS_PER_TOKEN)
+    return tokens_of(len(msgspec.json.encode(messages)))
 
 
 def marker(removed: int) -> str:

@@ -29,7 +29,6 @@ everything optional) because every OpenAI-compatible server omits something.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from typing import Literal, TypeVar
 
@@ -50,6 +49,7 @@ from acp_agent.model.base import (
     ToolSpec,
     ToolTurn,
     UserTurn,
+    tokens_of,
 )
 
 # -- request options --------------------------------------------------------------------------
@@ -61,7 +61,6 @@ EffortField = Literal["reasoning_effort", "reasoning.effort"]
 Thinking = Literal["enabled", "disabled"]
 """DeepSeek's ``thinking: {type}`` switch."""
 
-CHARS_PER_TOKEN = 4
 _T = TypeVar("_T")
 
 
@@ -180,7 +179,7 @@ class EncodedParts:
     def estimated_tokens(self) -> int:
         """Characters of the encoded messages and tools / 4, rounded up."""
         chars = len(self.messages.decode()) + len(self.tools.decode() if self.tools else "")
-        return math.ceil(chars / CHARS_PER_TOKEN)
+        return tokens_of(chars)
 
 
 def encode_parts(request: ModelRequest, options: WireOptions | None = None) -> EncodedParts:
