@@ -12,6 +12,7 @@ Timings: tests call ``record_timing(test, **seconds)``; the terminal summary lis
 from __future__ import annotations
 
 import importlib.util
+import shutil
 from pathlib import Path
 
 import pytest
@@ -62,3 +63,16 @@ def smollm2() -> Path:
 def gguf_command(model: Path, *args: str) -> list[str]:
     """The real agent serving ``gguf:MODEL`` (state dir from the ``agent_env`` fixture)."""
     return agent_command("--model", f"gguf:{model}", *args)
+
+
+STABLE_WORKSPACE = Path("/tmp/acp-agent-live/workspace")
+
+
+@pytest.fixture
+def workspace() -> Path:
+    """The session cwd, at the same path in every run: the system prompt names it, and with a
+    fixed seed a small model's answer is a function of its prompt, so a per-run temporary path
+    made the answer (and whether it ends by itself) differ from run to run."""
+    shutil.rmtree(STABLE_WORKSPACE.parent, ignore_errors=True)
+    STABLE_WORKSPACE.mkdir(parents=True)
+    return STABLE_WORKSPACE.resolve()
