@@ -44,7 +44,9 @@ tool support makes llama.cpp drop them silently (ggml-org/llama.cpp#27129): Smol
 ``ACP_AGENT_GGUF_CHAT_TEMPLATE=/abs/file.jinja`` replaces the template (llama-server's
 ``--chat-template-file``); ``acp-agent doctor`` says whether the model's template has tools.
 ``ACP_AGENT_GGUF_TOOL_CHOICE=auto|required|none`` sends ``tool_choice`` (a ``gguf:`` model has
-no ``[providers]`` table for per-model options). The window (``context_window``, which the
+no ``[providers]`` table for per-model options). llama.cpp's template auto-parser lets free text
+come before a call even under ``"required"`` unless the template wraps answer text in markers;
+``tests/live/chatml_tools.jinja`` does, and with it ``"required"`` forces a call (test (d)). The window (``context_window``, which the
 session reads) and ``max_output_tokens`` go to the provider too, so every request carries a
 ``max_tokens`` that fits what is left of the 4096 tokens, and one that cannot fit is refused
 before it is sent (``ContextOverflow``, as llama.cpp's own 400 would be).
