@@ -12,6 +12,7 @@ Timings: tests call ``record_timing(test, **seconds)``; the terminal summary lis
 from __future__ import annotations
 
 import importlib.util
+import json
 import shutil
 from pathlib import Path
 
@@ -76,3 +77,21 @@ def workspace() -> Path:
     shutil.rmtree(STABLE_WORKSPACE.parent, ignore_errors=True)
     STABLE_WORKSPACE.mkdir(parents=True)
     return STABLE_WORKSPACE.resolve()
+
+
+def second_step_called(journal_file: Path) -> bool:
+    """Whether the journal (read while the agent writes it) has a tool result, then a second
+    ``step/start``, then a ``tool/call``: the loop went round once and the model called again."""
+    try:
+        raw = journal_file.read_bytes()
+    except FileNotFoundError:
+        return False
+    complete = raw.split(b"\n")[1:-1]  # past the header; a line still being written is left out
+    types = [json.loads(line)["type"] for line in complete]
+    try:
+        result = types.index("tool/result")
+        step = types.index("step/start", result)
+        types.index("tool/call", step)
+    except ValueError:
+        return False
+    return True

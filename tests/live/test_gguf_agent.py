@@ -10,7 +10,6 @@ are about what the agent does with a real llama.cpp behind the real OpenAI-compa
 from __future__ import annotations
 
 import asyncio
-import json
 import os
 import re
 import signal
@@ -32,7 +31,7 @@ from tests.integration.support import (
     update_kinds,
     wait_until,
 )
-from tests.live.conftest import gguf_command, record_timing
+from tests.live.conftest import gguf_command, record_timing, second_step_called
 from tests.support.recording import RecordedAgent, RecordingClient, recorded_agent
 
 pytestmark = [pytest.mark.live, pytest.mark.subprocess, pytest.mark.timeout(300)]
@@ -251,24 +250,6 @@ async def test_d_a_tool_call_round_trips(
     steps = [event["data"]["step"] for event in turn if event["type"] == "step/start"]
     assert len(steps) >= 2, f"no second model request after the tool result: {types}"
     assert journal.end_reasons() == ["cancelled"]
-
-
-def second_step_called(journal_file: Path) -> bool:
-    """Whether the journal (read while the agent writes it) has a tool result, then a second
-    ``step/start``, then a ``tool/call``: the loop went round once and the model called again."""
-    try:
-        raw = journal_file.read_bytes()
-    except FileNotFoundError:
-        return False
-    complete = raw.split(b"\n")[1:-1]  # past the header; a line still being written is left out
-    types = [json.loads(line)["type"] for line in complete]
-    try:
-        result = types.index("tool/result")
-        step = types.index("step/start", result)
-        types.index("tool/call", step)
-    except ValueError:
-        return False
-    return True
 
 
 # --- (e) a prompt far beyond the window -------------------------------------------------------
