@@ -72,22 +72,34 @@ SESSION_SCOPED = frozenset(
 )
 
 
-class _Envelope(msgspec.Struct):
-    """What routing reads of a message; everything else stays unread."""
+NO_ID = msgspec.Raw(b"")
 
-    id: msgspec.Raw | None = None
+
+class _Envelope(msgspec.Struct):
+    """What routing reads of a message; everything else stays unread. ``id`` is its JSON text
+    (``NO_ID``: none), the key of the routes."""
+
+    id: msgspec.Raw = NO_ID
     method: Any = None
-    params: Any = None
+    params: msgspec.Raw = NO_ID
+
+
+class _SessionRef(msgspec.Struct):
+    sessionId: str | None = None  # the wire's spelling
 
 
 _envelope = msgspec.json.Decoder(_Envelope)
+_session_ref = msgspec.json.Decoder(_SessionRef)
 
 
-def _session_of(params: object) -> str | None:
-    if isinstance(params, dict):
-        sid = params.get("sessionId")
-        return sid if isinstance(sid, str) else None
-    return None
+def _session_of(params: msgspec.Raw) -> str | None:
+    """``params.sessionId`` when it is a string (the rest of ``params`` is skipped unread)."""
+    if not params:
+        return None
+    try:
+        return _session_ref.decode(params).sessionId
+    except msgspec.DecodeError:
+        return None
 
 
 def _envelope_of(body: bytes) -> _Envelope | None:
@@ -181,7 +193,7 @@ class Link:
         if envelope is None:
             self.connection.push(line)
             return
-        if envelope.method is None and envelope.id is not None:  # a response
+        if envelope.method is None and envelope.id:  # a response
             key = bytes(envelope.id)
             waiting = self.initial.pop(key, None)
             if waiting is not None:
@@ -265,7 +277,7 @@ class Streamable:
         await respond(send, 202, b"")
 
     async def _initialize(self, line: bytes, envelope: _Envelope, send: Send) -> None:
-        if envelope.id is None or bytes(envelope.id) == b"null":
+        if not envelope.id or bytes(envelope.id) == b"null":
             await respond(send, 400, b"Initialize request must include an ID")
             return
         if self.hub.stopping:
@@ -359,7 +371,7 @@ def _route_request(link: Link, envelope: _Envelope, session_header: str | None) 
         return "Missing Acp-Session-Id"
     if session_header is not None and in_params is not None and session_header != in_params:
         return "Mismatched Acp-Session-Id"
-    if envelope.id is not None:
+    if envelope.id:
         route = None if envelope.method == "session/load" else session_header
         link.routes[bytes(envelope.id)] = route
     return None
