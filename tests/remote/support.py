@@ -14,6 +14,7 @@ import contextlib
 import json
 import os
 import signal
+import socket
 import subprocess
 import threading
 from collections.abc import Iterator
@@ -89,9 +90,10 @@ def _reap(listener: Listener) -> int:
     return code
 
 
-def stop(listener: Listener) -> int:
-    """SIGTERM, then the exit status (killed and failed if it does not exit)."""
-    if listener.process.poll() is None:
+def stop(listener: Listener, *, signalled: bool = False) -> int:
+    """SIGTERM (unless the test sent it already: a second one exits at once, 128 + 15), then
+    the exit status (killed and failed if it does not exit)."""
+    if not signalled and listener.process.poll() is None:
         listener.process.send_signal(signal.SIGTERM)
     try:
         listener.process.wait(EXIT_TIMEOUT_S)
@@ -105,8 +107,10 @@ def stop(listener: Listener) -> int:
 
 
 @contextlib.contextmanager
-def listening(script: Path, state_dir: Path, *args: str, scheme: str = "ws") -> Iterator[Listener]:
-    listener = start(script, state_dir, *args, scheme=scheme)
+def listening(
+    script: Path, state_dir: Path, *args: str, scheme: str = "ws", env: dict[str, str] | None = None
+) -> Iterator[Listener]:
+    listener = start(script, state_dir, *args, scheme=scheme, env=env)
     try:
         yield listener
     finally:
@@ -162,13 +166,32 @@ class WsPeer:
         return session_id
 
     def validate(self, schema: AcpSchema) -> None:
+        """Every frame against the schema; a notification byte-identical to one already checked
+        (a long stream of equal chunks) is the same instance and is checked once."""
         self.transcript.end_agent_output()
-        self.transcript.validate(schema)
+        seen: set[bytes] = set()
+        distinct = Transcript(client_messages=self.transcript.client_messages)
+        for line in self.transcript.agent_lines:
+            if b'"id":' in line or line not in seen:
+                distinct.agent_lines.append(line)
+                seen.add(line)
+        distinct.validate(schema)
 
 
 @contextlib.asynccontextmanager
-async def peer(url: str, *, token: str | None = TOKEN, **kwargs: Any) -> Any:
+async def peer(
+    url: str, *, token: str | None = TOKEN, rcvbuf: int | None = None, **kwargs: Any
+) -> Any:
+    """A connected ``WsPeer``; ``rcvbuf`` fixes the socket's receive buffer (no autotuning),
+    so a peer that stops reading stops the agent's writes sooner."""
     headers = bearer(token) if token is not None else {}
+    if rcvbuf is not None:
+        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, rcvbuf)
+        host, port = url.split("//", 1)[1].split("/", 1)[0].rsplit(":", 1)
+        sock.connect((host, int(port)))
+        sock.setblocking(False)
+        kwargs["sock"] = sock
     async with connect(url, additional_headers=headers, **kwargs) as ws:
         yield WsPeer(ws)
 
