@@ -6,6 +6,11 @@ any other request the streamable-HTTP transport (``streamable.py``). Every reque
 ``gate`` first; a refused WebSocket handshake is answered with the refusal's HTTP status (the
 ASGI ``websocket.http.response`` extension), never upgraded.
 
+WebSocket frames go out through ``batching.BatchingWebSocketProtocol`` (a batch of messages in
+one socket write), without permessage-deflate: it costs a zlib pass per message on both ends
+for links (loopback, an SSH tunnel, a proxy's hop) that gain nothing from it, and compressing
+a secret next to text a third party chose is how CRIME-style attacks read it.
+
 uvicorn is run without its signal handlers (``_QuietServer``): the ``Hub`` handles signals, and
 only once every connection has ended does it tell uvicorn to stop (uvicorn's own shutdown would
 close the sockets at once, before the cancelled prompts were answered). uvicorn's logging is its
@@ -25,6 +30,7 @@ import structlog
 import uvicorn
 
 from acp_agent.remote import gate
+from acp_agent.remote.batching import BatchingWebSocketProtocol
 from acp_agent.remote.hub import Hub
 from acp_agent.remote.options import Listen, ListenError
 from acp_agent.remote.streamable import Receive, Scope, Send, Streamable, respond
@@ -85,8 +91,9 @@ def config(app: App, listen: Listen, max_bytes: int) -> uvicorn.Config:
         app,
         host=listen.host,
         port=listen.port,
-        ws="websockets-sansio",
+        ws=BatchingWebSocketProtocol,
         ws_max_size=max_bytes,
+        ws_per_message_deflate=False,
         ws_ping_interval=20.0,
         ws_ping_timeout=20.0,
         http="h11",
