@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING
 from acp_agent import __version__
 from acp_agent.doctor.options import add_doctor_options
 from acp_agent.options import add_server_options, options_from
-from acp_agent.remote.options import ListenError, add_listen_options, listen_from
+from acp_agent.remote.flags import add_listen_options
 from acp_agent.replay.cli import add_replay_commands, run_replay_command
 
 COMMANDS = ("serve", "journal", "doctor", "replay")
@@ -35,7 +35,7 @@ if TYPE_CHECKING:
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="acp-agent", description="An ACP agent server over stdio."
+        prog="acp-agent", description="An ACP agent server over stdio (or the network: --listen)."
     )
     parser.add_argument("--version", action="version", version=f"acp-agent {__version__}")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
@@ -137,15 +137,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         from acp_agent.doctor.run import run_doctor
 
         return run_doctor(args, options)
-    try:
-        listen = listen_from(args)
-    except ListenError as exc:
-        print(f"acp-agent: {exc}", file=sys.stderr)
-        return 2
-    if listen is not None:
+    if args.listen:
         from acp_agent.remote.run import run_listen
 
-        return run_listen(options, listen)
+        return run_listen(options, args)
     from acp_agent.app import run_server
 
     return int(run_server(options))

@@ -1,5 +1,6 @@
-"""The listen flags: ``--listen URL``, ``--token-file FILE`` / ``ACP_AGENT_TOKEN``,
-``--allow-origin ORIGIN``; parsed and checked before anything is started.
+"""The listen settings of ``--listen URL``, ``--token-file FILE`` / ``ACP_AGENT_TOKEN``,
+``--allow-origin ORIGIN`` (the flags: ``flags.py``), parsed and checked before anything is
+started.
 
 A non-loopback address without a token refuses to start (docs/contract.md §10): the server would
 otherwise hand a shell on this machine to whoever reaches the port. ``localhost`` and the
@@ -50,35 +51,8 @@ def is_loopback(host: str) -> bool:
         return False
 
 
-def add_listen_options(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--listen",
-        metavar="URL",
-        help="serve ACP over the network instead of stdio: ws://HOST:PORT (WebSocket) or "
-        "http://HOST:PORT (streamable HTTP); both on the path /acp unless the URL has one; "
-        "port 0 picks a free port (docs/remote.md)",
-    )
-    parser.add_argument(
-        "--token-file",
-        default=os.environ.get("ACP_AGENT_TOKEN_FILE"),
-        metavar="FILE",
-        help="with --listen: clients must send 'Authorization: Bearer <the file's content>'; "
-        "else the token is $ACP_AGENT_TOKEN; required for a non-loopback address",
-    )
-    parser.add_argument(
-        "--allow-origin",
-        action="append",
-        default=None,
-        metavar="ORIGIN",
-        help="with --listen: a browser Origin allowed in (repeat for several; env "
-        "ACP_AGENT_ALLOW_ORIGINS, comma-separated); requests without Origin are always accepted",
-    )
-
-
-def listen_from(args: argparse.Namespace) -> Listen | None:
-    """The checked listen settings, ``None`` without ``--listen``; ``ListenError`` if refused."""
-    if not getattr(args, "listen", None):
-        return None
+def listen_from(args: argparse.Namespace) -> Listen:
+    """The checked listen settings of ``--listen`` (``flags.py``); ``ListenError`` if refused."""
     scheme, host, port, path = parse_url(args.listen)
     token = read_token(args.token_file)
     if token is None and not is_loopback(host):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import sys
 
 import anyio
@@ -15,13 +16,18 @@ from acp_agent.hooks.config import config_from
 from acp_agent.model.config import providers_from
 from acp_agent.model.registry import BadModelSpec, ModelCatalog
 from acp_agent.options import Options
-from acp_agent.remote.options import Listen, ListenError
+from acp_agent.remote.options import ListenError, listen_from
 from acp_agent.session.system_prompt import prompt_config_from
 
 log = structlog.get_logger("acp_agent.remote")
 
 
-def run_listen(options: Options, listen: Listen) -> int:
+def run_listen(options: Options, args: argparse.Namespace) -> int:
+    try:
+        listen = listen_from(args)
+    except ListenError as exc:
+        print(f"acp-agent: {exc}", file=sys.stderr)
+        return 2
     logs.configure(options.log_level, options.log_file)
     try:
         from acp_agent.remote.hub import Hub
