@@ -117,3 +117,46 @@ async def test_streamable_http_routes_and_sigterm(
     transcript.end_agent_output()
     transcript.validate(acp_schema)
     assert check_journal(state_dir, sid, workspace).end_reasons() == ["cancelled"]
+
+
+async def test_closing_the_connection_stream_ends_the_connection(
+    tmp_path: Path, state_dir: Path, workspace: Path, acp_schema: AcpSchema
+) -> None:
+    """The SDK client closes its whole transport when its connection stream ends
+    (``http-stream.js`` ``handleSseEof``), so the agent treats that stream closing as the
+    client going away: like a dropped stdio pipe, and the connection id is unknown after."""
+    script = write_script(tmp_path / "s.jsonl", {"chunks": ["work"], "hang": True})
+    listener = start(script, state_dir, scheme="http")
+    url = listener.url
+    try:
+        async with httpx.AsyncClient(timeout=20) as http:
+            init = rpc(1, "initialize", {"protocolVersion": 1, "clientCapabilities": {}})
+            answer = await http.post(url, json=init, headers={**bearer(), **JSON})
+            conn = {"Acp-Connection-Id": answer.headers["Acp-Connection-Id"]}
+            sse = {**bearer(), **conn, "Accept": "text/event-stream"}
+            async with http.stream("GET", url, headers=sse) as connection_stream:
+                messages = events(connection_stream)
+                new = rpc(2, "session/new", {"cwd": str(workspace), "mcpServers": []})
+                await http.post(url, json=new, headers={**bearer(), **JSON, **conn})
+                created = await anext(messages)
+                sid = created["result"]["sessionId"]
+                session = {**conn, "Acp-Session-Id": sid}
+                prompt = rpc(3, "session/prompt", prompt_params(sid, "long"))
+                async with http.stream("GET", url, headers={**sse, **session}) as session_stream:
+                    updates = events(session_stream)
+                    await http.post(url, json=prompt, headers={**bearer(), **JSON, **session})
+                    while True:  # the turn streams: it is running when the client leaves
+                        update = (await anext(updates)).get("params", {}).get("update", {})
+                        if update.get("sessionUpdate") == "agent_message_chunk":
+                            break
+            gone = rpc(4, "session/cancel", {"sessionId": sid})
+            with anyio.fail_after(10):
+                while True:  # the drop is noticed as the stream's request ends, not before
+                    late = await http.post(url, json=gone, headers={**bearer(), **JSON, **session})
+                    if late.status_code == 404:
+                        break
+                    await anyio.sleep(0.05)
+    finally:
+        assert stop(listener) == 0, listener.log_text()
+    journal = check_journal(state_dir, sid, workspace)
+    assert journal.end_reasons() == ["cancelled"]  # the dropped connection's turn
