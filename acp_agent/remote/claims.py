@@ -11,7 +11,8 @@ journal. The journal lock (``journal/lock.py``, a ``flock`` per open) already ke
   rule of stdio: the editor that drives a session is never cut off by another one.
 - one held by a connection that is *dropping* (its client went away: its turns are being
   cancelled, its sessions closed) is opened once that close is over, so a client that
-  reconnects at once and loads its session gets it, not a refusal.
+  reconnects at once and loads its session gets it, not a refusal (``RELEASE_WAIT_S`` at most:
+  the wait holds the loading connection's reader, like any ``session/load``).
 """
 
 from __future__ import annotations
@@ -32,6 +33,10 @@ from acp_agent.session.errors import SessionUnavailable
 from acp_agent.session.opening import Opened
 from acp_agent.session.service import Session, Sessions
 from acp_agent.session.wiring import Wiring
+
+RELEASE_WAIT_S = 5.0
+"""How long a load waits for a dropping connection to let go of the session (its turns get
+``app.SIGNAL_GRACE_S`` to end): past it, one stuck in a tool's thread, the load is refused."""
 
 
 class Holder:
@@ -99,9 +104,11 @@ class ConnectionSessions(Sessions[AcpObserver]):
         other = self._claims.holder(session_id)
         if other is None or other is self._holder:
             return
-        if not other.dropping:
+        if other.dropping:
+            with anyio.move_on_after(RELEASE_WAIT_S):
+                await other.released.wait()
+        if not other.released.is_set():
             raise HeldElsewhere(session_id, self.state_dir / "sessions" / session_id)
-        await other.released.wait()
 
     async def _start(
         self, header: SessionHeader, writer: JournalWriter, opened: Opened | None = None

@@ -20,6 +20,7 @@ own (``logging``, warnings and errors only), not structlog's.
 from __future__ import annotations
 
 import contextlib
+import os
 import socket
 import sys
 from collections.abc import Generator
@@ -137,7 +138,7 @@ async def listen_and_serve(hub: Hub, listen: Listen, sock: socket.socket) -> int
         hub.on_signal(lambda: _stop_accepting(server))
         url = listen.url(sock.getsockname()[1])
         log.info("listening", url=url)
-        print(f"acp-agent: listening on {url}", file=sys.stderr, flush=True)
+        announce(f"acp-agent: listening on {url}\n")
         await hub.ended.wait()
         server.should_exit = True
         with anyio.move_on_after(GRACEFUL_S + 0.5):
@@ -145,6 +146,15 @@ async def listen_and_serve(hub: Hub, listen: Listen, sock: socket.socket) -> int
         tg.cancel_scope.cancel()
     await hub.models.aclose()
     return 0
+
+
+def announce(line: str) -> None:
+    """One line on stderr in one ``write(2)`` (``print`` may take two, and the log thread's
+    lines could then land inside it; a pipe keeps a write of up to PIPE_BUF bytes whole)."""
+    sys.stderr.flush()
+    data = line.encode()
+    while data:
+        data = data[os.write(2, data) :]
 
 
 def _stop_accepting(server: uvicorn.Server) -> None:

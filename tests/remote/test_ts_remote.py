@@ -14,6 +14,7 @@ turn ended ``cancelled``.
 
 from __future__ import annotations
 
+import functools
 import json
 import subprocess
 from pathlib import Path
@@ -30,6 +31,15 @@ from tests.support.transcript import Transcript
 pytestmark = pytest.mark.subprocess
 
 TS_CLIENT = Path(__file__).with_name("ts_remote_client.mjs")
+
+
+@functools.cache
+def websocket_flags() -> tuple[str, ...]:
+    """Node 20 has its WebSocket (undici's) behind ``--experimental-websocket``; 22 and later
+    have it on by default (and may drop the flag)."""
+    probe = [node(), "-e", "process.exit(typeof WebSocket === 'function' ? 0 : 1)"]
+    has_it = subprocess.run(probe, capture_output=True, timeout=30, check=False).returncode == 0
+    return () if has_it else ("--experimental-websocket",)
 
 
 def validate_wire(wire: dict[str, Any], schema: AcpSchema) -> Transcript:
@@ -59,7 +69,7 @@ def test_typescript_sdk_over_the_network(
         completed = subprocess.run(
             [
                 node(),
-                "--experimental-websocket",
+                *websocket_flags(),
                 "--no-warnings",
                 str(TS_CLIENT),
                 str(require(NPM_PREFIX / "package.json").parent),

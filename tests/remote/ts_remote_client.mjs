@@ -2,7 +2,7 @@
 // experimental network transports, driving the real agent started with `serve --listen`.
 // test_ts_remote.py runs it and asserts on the JSON summary it prints on stdout.
 //
-//   node --experimental-websocket ts_remote_client.mjs <npm prefix> <workspace> <ws|http> <url> <token>
+//   node [--experimental-websocket] ts_remote_client.mjs <npm prefix> <workspace> <ws|http> <url> <token>
 //
 // Transports: `experimental/ws-client` (createWebSocketStream, with Node's WebSocket given the
 // Authorization header) and `experimental/http-client` (createHttpStream, headers on every
