@@ -23,7 +23,16 @@ from uvicorn.protocols.websockets.websockets_sansio_impl import WebSocketsSansIO
 SEND_TEXTS = "acp_agent.websocket.send_texts"
 
 
+WRITE_BUFFER_HIGH = 1024 * 1024
+"""The socket's write buffer may hold one whole batch of the connection's writer
+(``transport/writer.py``, 1 MiB) before ``send`` waits (asyncio's default: 64 KiB)."""
+
+
 class BatchingWebSocketProtocol(WebSocketsSansIOProtocol):
+    def connection_made(self, transport: Any) -> None:
+        super().connection_made(transport)
+        transport.set_write_buffer_limits(high=WRITE_BUFFER_HIGH)
+
     def handle_connect(self, event: Any) -> None:
         super().handle_connect(event)
         self.scope["extensions"][SEND_TEXTS] = {}
