@@ -1,6 +1,7 @@
 """``acp-agent``: serve ACP over stdio (the default), or inspect journals.
 
 acp-agent [serve] [--model SPEC] [--state-dir DIR] [--config FILE] [--log-level L] [--log-file F]
+acp-agent serve --listen ws://HOST:PORT|http://HOST:PORT [--token-file F] [--allow-origin O]...
 acp-agent journal list [--json] [--state-dir DIR]
 acp-agent journal show <sessionId> [--json]
 acp-agent journal query <sessionId> [--type T]... [--source-kind K] [--turn N] [--json]
@@ -23,6 +24,7 @@ from typing import TYPE_CHECKING
 from acp_agent import __version__
 from acp_agent.doctor.options import add_doctor_options
 from acp_agent.options import add_server_options, options_from
+from acp_agent.remote.flags import add_listen_options
 from acp_agent.replay.cli import add_replay_commands, run_replay_command
 
 COMMANDS = ("serve", "journal", "doctor", "replay")
@@ -33,12 +35,15 @@ if TYPE_CHECKING:
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="acp-agent", description="An ACP agent server over stdio."
+        prog="acp-agent", description="An ACP agent server over stdio (or the network: --listen)."
     )
     parser.add_argument("--version", action="version", version=f"acp-agent {__version__}")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
-    serve = commands.add_parser("serve", help="speak ACP over stdin/stdout (the default)")
+    serve = commands.add_parser(
+        "serve", help="speak ACP over stdin/stdout (the default), or over the network (--listen)"
+    )
     add_server_options(serve)
+    add_listen_options(serve)
     _add_journal_commands(commands)
     _add_doctor_command(commands)
     add_replay_commands(commands)
@@ -132,6 +137,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         from acp_agent.doctor.run import run_doctor
 
         return run_doctor(args, options)
+    if args.listen:
+        from acp_agent.remote.run import run_listen
+
+        return run_listen(options, args)
     from acp_agent.app import run_server
 
     return int(run_server(options))

@@ -21,7 +21,17 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 from bench import lab as lab_module
-from bench.cases import cancel, first_token, inject, memory, replay, request, sdk, stream
+from bench.cases import (
+    cancel,
+    first_token,
+    inject,
+    memory,
+    remote,
+    replay,
+    request,
+    sdk,
+    stream,
+)
 from bench.lab import FULL, QUICK, Lab, Sizes
 from bench.report import run_info, section, splice, table
 from bench.stats import Figure
@@ -37,8 +47,19 @@ CASES: dict[str, Case] = {
     "sdk": sdk.run,
     "request": request.run,
     "first_token": first_token.run,
+    "remote": remote.run,
 }
-ORDER = ["inject", "stream", "replay", "memory", "cancel", "sdk", "request", "first_token"]
+ORDER = [
+    "inject",
+    "stream",
+    "replay",
+    "memory",
+    "cancel",
+    "sdk",
+    "request",
+    "first_token",
+    "remote",
+]
 KEY_ORDER = [
     "inject_p50",
     "inject_p99",
@@ -59,6 +80,8 @@ KEY_ORDER = [
     "hi_request_tools_bytes",
     "first_token_now",
     "first_token_typing",
+    "remote_ws_round_trip",
+    "remote_ws_stream",
 ]
 
 

@@ -1,0 +1,162 @@
+"""The streamable-HTTP transport from raw HTTP (``httpx``): its headers, its streams, its refusals,
+and SIGTERM with a prompt running on it.
+
+The expectations are those of ``@agentclientprotocol/sdk`` 2.4.0 ``dist/transports/server.js``
+(``handlePost``, ``handleGet``, ``determineRoute``) and ``connection.js`` (``routeOutbound``):
+``initialize`` answered in its POST with ``Acp-Connection-Id``; other POSTs 202 with the answer
+on an SSE stream; a session-scoped method without ``Acp-Session-Id`` 400; an unknown connection
+404; a second receiver of one stream 409; a session's updates and answers on its own stream.
+Every message the agent sent is validated against the ACP v1 schema.
+"""
+
+from __future__ import annotations
+
+import json
+import signal
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import anyio
+import httpx
+import pytest
+
+from tests.integration.support import check_journal, write_script
+from tests.remote.support import bearer, prompt_params, start, stop
+from tests.support.acp_schema import AcpSchema
+from tests.support.transcript import Transcript
+
+pytestmark = pytest.mark.subprocess
+
+JSON = {"Content-Type": "application/json"}
+
+
+def rpc(request_id: int | None, method: str, params: dict[str, Any]) -> dict[str, Any]:
+    message: dict[str, Any] = {"jsonrpc": "2.0", "method": method, "params": params}
+    if request_id is not None:
+        message["id"] = request_id
+    return message
+
+
+async def events(response: httpx.Response) -> AsyncIterator[dict[str, Any]]:
+    """The JSON messages of an SSE response (``data:`` lines; keep-alive comments skipped)."""
+    async for line in response.aiter_lines():
+        if line.startswith("data: "):
+            yield json.loads(line[6:])
+
+
+async def test_streamable_http_routes_and_sigterm(
+    tmp_path: Path, state_dir: Path, workspace: Path, acp_schema: AcpSchema
+) -> None:
+    script = write_script(tmp_path / "s.jsonl", {"chunks": ["work"], "hang": True})
+    listener = start(script, state_dir, scheme="http")
+    transcript = Transcript()
+    url = listener.url
+    signalled = False
+
+    def seen(message: dict[str, Any]) -> dict[str, Any]:
+        transcript.feed_agent_output(json.dumps(message).encode() + b"\n")
+        return message
+
+    async def post(
+        http: httpx.AsyncClient, message: dict[str, Any], **headers: str
+    ) -> httpx.Response:
+        transcript.record_client_message(message)
+        return await http.post(url, json=message, headers={**bearer(), **JSON, **headers})
+
+    try:
+        async with httpx.AsyncClient(timeout=20) as http:
+            init = rpc(1, "initialize", {"protocolVersion": 1, "clientCapabilities": {}})
+            answer = await post(http, init)
+            assert answer.status_code == 200
+            seen(answer.json())
+            assert answer.json()["result"]["agentCapabilities"]["loadSession"] is True
+            cid = answer.headers["Acp-Connection-Id"]
+            conn = {"Acp-Connection-Id": cid}
+            sse = {**bearer(), **conn, "Accept": "text/event-stream"}
+
+            unknown = await post(http, rpc(2, "session/list", {}), **{"Acp-Connection-Id": "nope"})
+            assert unknown.status_code == 404
+            async with http.stream("GET", url, headers=sse) as connection_stream:
+                assert connection_stream.status_code == 200
+                second = await http.get(url, headers=sse)
+                assert second.status_code == 409  # one receiver per stream
+                messages = events(connection_stream)
+                new = rpc(3, "session/new", {"cwd": str(workspace), "mcpServers": []})
+                assert (await post(http, new, **conn)).status_code == 202
+                created = seen(await anext(messages))
+                assert created["id"] == 3
+                sid = created["result"]["sessionId"]
+
+                prompt = rpc(4, "session/prompt", prompt_params(sid, "long"))
+                missing = await post(http, prompt, **conn)
+                assert missing.status_code == 400  # session-scoped without Acp-Session-Id
+                session = {**conn, "Acp-Session-Id": sid}
+                async with http.stream("GET", url, headers={**sse, **session}) as session_stream:
+                    updates = events(session_stream)
+                    assert (await post(http, prompt, **session)).status_code == 202
+                    while True:
+                        message = seen(await anext(updates))
+                        update = message.get("params", {}).get("update", {})
+                        if update.get("sessionUpdate") == "agent_message_chunk":
+                            break
+                    listener.process.send_signal(signal.SIGTERM)
+                    signalled = True
+                    with anyio.fail_after(10):
+                        while "id" not in (message := seen(await anext(updates))):
+                            pass
+                    assert message == {
+                        "jsonrpc": "2.0",
+                        "id": 4,
+                        "result": {"stopReason": "cancelled"},
+                    }
+                    async for message in updates:  # the stream ends with the connection
+                        seen(message)
+    finally:
+        assert stop(listener, signalled=signalled) == 0, listener.log_text()
+    transcript.end_agent_output()
+    transcript.validate(acp_schema)
+    assert check_journal(state_dir, sid, workspace).end_reasons() == ["cancelled"]
+
+
+async def test_closing_the_connection_stream_ends_the_connection(
+    tmp_path: Path, state_dir: Path, workspace: Path, acp_schema: AcpSchema
+) -> None:
+    """The SDK client closes its whole transport when its connection stream ends
+    (``http-stream.js`` ``handleSseEof``), so the agent treats that stream closing as the
+    client going away: like a dropped stdio pipe, and the connection id is unknown after."""
+    script = write_script(tmp_path / "s.jsonl", {"chunks": ["work"], "hang": True})
+    listener = start(script, state_dir, scheme="http")
+    url = listener.url
+    try:
+        async with httpx.AsyncClient(timeout=20) as http:
+            init = rpc(1, "initialize", {"protocolVersion": 1, "clientCapabilities": {}})
+            answer = await http.post(url, json=init, headers={**bearer(), **JSON})
+            conn = {"Acp-Connection-Id": answer.headers["Acp-Connection-Id"]}
+            sse = {**bearer(), **conn, "Accept": "text/event-stream"}
+            async with http.stream("GET", url, headers=sse) as connection_stream:
+                messages = events(connection_stream)
+                new = rpc(2, "session/new", {"cwd": str(workspace), "mcpServers": []})
+                await http.post(url, json=new, headers={**bearer(), **JSON, **conn})
+                created = await anext(messages)
+                sid = created["result"]["sessionId"]
+                session = {**conn, "Acp-Session-Id": sid}
+                prompt = rpc(3, "session/prompt", prompt_params(sid, "long"))
+                async with http.stream("GET", url, headers={**sse, **session}) as session_stream:
+                    updates = events(session_stream)
+                    await http.post(url, json=prompt, headers={**bearer(), **JSON, **session})
+                    while True:  # the turn streams: it is running when the client leaves
+                        update = (await anext(updates)).get("params", {}).get("update", {})
+                        if update.get("sessionUpdate") == "agent_message_chunk":
+                            break
+            gone = rpc(4, "session/cancel", {"sessionId": sid})
+            with anyio.fail_after(10):
+                while True:  # the drop is noticed as the stream's request ends, not before
+                    late = await http.post(url, json=gone, headers={**bearer(), **JSON, **session})
+                    if late.status_code == 404:
+                        break
+                    await anyio.sleep(0.05)
+    finally:
+        assert stop(listener) == 0, listener.log_text()
+    journal = check_journal(state_dir, sid, workspace)
+    assert journal.end_reasons() == ["cancelled"]  # the dropped connection's turn
