@@ -13,7 +13,9 @@ import msgspec
 from acp_agent.content import ContentBlock, JsonObject
 from acp_agent.journal.writer import JournalHealth
 
-CAPABILITIES: JsonObject = {"acp_agent": {"inject": True, "steer": True, "whenIdle": True}}
+CAPABILITIES: JsonObject = {
+    "acp_agent": {"inject": True, "steer": True, "whenIdle": True, "rewind": True}
+}
 
 STEERING_META: JsonObject = {"steering": {"supported": True}}
 """The ``initialize`` result's root ``_meta``: how claude-agent-acp and codex-acp advertise
@@ -67,3 +69,15 @@ class JournalErrorParams(msgspec.Struct, frozen=True, rename="camel"):
     session_id: str
     error: str
     unflushed: int
+
+
+class RewindParams(msgspec.Struct, frozen=True, rename="camel"):
+    """``_acp_agent/rewind``: fork ``sessionId`` just before turn ``toTurn`` (1, 2, …)."""
+
+    session_id: str
+    to_turn: int
+    meta: JsonObject | None = msgspec.field(default=None, name="_meta")
+
+
+class RewindResult(msgspec.Struct, frozen=True, rename="camel"):
+    session_id: str
