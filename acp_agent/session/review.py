@@ -20,7 +20,8 @@ from typing import Final
 from acp_agent.content import ContentBlock, TextContent
 from acp_agent.journal.events import Source, SourceKind, source
 
-GIT_TIMEOUT_S: Final = 10.0
+GIT_TIMEOUT_S: Final = 5.0
+"""Per git call; it runs before the prompt is queued (so prompts stay FIFO), on the reader."""
 MAX_DIFF_CHARS: Final = 200_000
 REVIEW_SOURCE: Final[Source] = source(SourceKind.PLUGIN, name="review")
 
