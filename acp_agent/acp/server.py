@@ -458,12 +458,13 @@ class AgentServer:
 
     async def rewind(self, params: RewindParams) -> Then | Deferred:
         """``_acp_agent/rewind``: a fork of the session just before turn ``toTurn`` (its cwd,
-        mode and model), opened and ready to prompt; answered ``{sessionId}``."""
+        mode and model), opened and ready to prompt; answered ``{sessionId}``, then its slash
+        commands, like a fork."""
         return await self._after_close(params.session_id, lambda: self._rewind(params))
 
     async def _rewind(self, params: RewindParams) -> Then:
         child = await self.sessions.fork(params.session_id, None, at_turn=params.to_turn)
-        return Then(RewindResult(child.id), lambda: _find_skills(child))
+        return self._with_commands(child, RewindResult(child.id))
 
     async def when_idle(self, params: WhenIdleParams) -> Deferred:
         session = self.sessions.get(params.session_id)
@@ -519,10 +520,6 @@ def _kept_cwd(session: AcpSession, requested: str) -> dict[str, str] | None:
 async def _advertise_commands(session: AcpSession) -> None:
     """The built-in slash commands and the session's skills, read again now."""
     await session.observer.advertise_commands(advertised(await session.find_skills()))
-
-
-async def _find_skills(session: AcpSession) -> None:
-    await session.find_skills()
 
 
 def _warm_up(session: AcpSession) -> None:

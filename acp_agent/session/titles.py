@@ -32,6 +32,7 @@ from acp_agent.journal.events import (
 from acp_agent.journal.events import source as make_source
 from acp_agent.model.base import ModelProvider, ModelRequest, TextDelta, UserTurn
 from acp_agent.session.catalog import title_from
+from acp_agent.session.parts import aclose_stream
 
 TITLE_MAX_TOKENS: Final = 24
 TITLE_TIMEOUT_S: Final = 20.0
@@ -75,12 +76,16 @@ async def ask_title(model: ModelProvider, request: ModelRequest) -> str | None:
     """The model's title, cleaned (None: it gave nothing usable in time). Raises the
     provider's ``ModelError``."""
     chunks: list[str] = []
-    with anyio.move_on_after(TITLE_TIMEOUT_S):
-        async for item in model.stream(request):
-            if isinstance(item, TextDelta):
-                chunks.append(item.text)
-        return clean_title("".join(chunks))
-    return None
+    events = model.stream(request)
+    try:
+        with anyio.move_on_after(TITLE_TIMEOUT_S):
+            async for item in events:
+                if isinstance(item, TextDelta):
+                    chunks.append(item.text)
+            return clean_title("".join(chunks))
+        return None
+    finally:
+        await aclose_stream(events)
 
 
 def clean_title(text: str) -> str | None:

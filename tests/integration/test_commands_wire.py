@@ -344,3 +344,29 @@ async def test_an_unknown_slash_word_is_an_ordinary_prompt(
     assert answer["result"]["stopReason"] == "end_turn"
     (request,) = read_requests(log)
     assert user_messages(request)[-1] == ("/usr/bin is a path", {"kind": "user"})
+
+
+async def test_status_is_answered_while_a_turn_runs(
+    tmp_path: Path, workspace: Path, agent_env: dict[str, str]
+) -> None:
+    script = write_script(tmp_path / "s.jsonl", {"chunks": ["thinking"], "hang": True})
+    async with RawAgent(serve_command(script), env=agent_env) as agent:
+        await agent.request("initialize", INIT)
+        await agent.request("session/new", new_params(workspace))
+        await agent.send(
+            {"jsonrpc": "2.0", "id": 900, "method": "session/prompt", "params": prompt_params("go")}
+        )
+        streamed: list[dict[str, Any]] = []
+        while not updates_of(streamed, "agent_message_chunk"):  # the turn is running
+            streamed.append(await agent.recv())
+        # the running turn hangs: /status is answered all the same, before it ends
+        status = await agent.request("session/prompt", prompt_params("/status"))
+        assert not any(f.get("id") == 900 for f in agent.skipped)
+        await agent.notify("session/cancel", {"sessionId": "s"})
+        while not any(f.get("id") == 900 for f in agent.skipped):
+            agent.skipped.append(await agent.recv())
+    assert status["result"] == {"stopReason": "end_turn"}
+    (running,) = [f for f in agent.skipped if f.get("id") == 900]
+    assert running["result"]["stopReason"] == "cancelled"
+    texts = [u["content"]["text"] for u in updates_of(agent.skipped, "agent_message_chunk")]
+    assert any("Turns: 1" in t for t in texts), texts  # the open turn counts
