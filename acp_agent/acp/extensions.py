@@ -13,13 +13,14 @@ import msgspec
 from acp_agent.content import ContentBlock, JsonObject
 from acp_agent.journal.writer import JournalHealth
 
-CAPABILITIES: JsonObject = {
-    "acp_agent": {"inject": True, "steer": True, "whenIdle": True, "rewind": True}
-}
+CAPABILITIES: JsonObject = {"acp_agent": {"inject": True, "steer": True, "whenIdle": True}}
 
 STEERING_META: JsonObject = {"steering": {"supported": True}}
 """The ``initialize`` result's root ``_meta``: how claude-agent-acp and codex-acp advertise
-``_session/steering``, and what their clients check before they send it."""
+``_session/steering``, and what their clients check before they send it.
+
+Both are pinned (docs/contract.md §4 and the clients' checks), so ``_acp_agent/rewind`` is
+advertised in neither: a client calls it, and a server without it answers -32601."""
 
 
 class InjectParams(msgspec.Struct, frozen=True, rename="camel"):
