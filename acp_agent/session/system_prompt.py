@@ -2,8 +2,9 @@
 
 Derived, never journaled: ``render`` is a pure function of the instructions in force (built-in,
 or the config file's ``[agent] system_prompt_file``, plus ``system_prompt_append``, plus the
-session's own ``systemPrompt`` from ACP), the session's roots, the platform and the *date of the
-turn's start* — a journaled time, so the requests a journal replays to are the requests it was
+session's own ``systemPrompt`` from ACP), the names and descriptions of the session's skills
+(``skills.py``, read when the session is set up), the session's roots, the platform and the
+*date of the turn's start* — a journaled time, so the requests a journal replays to are the requests it was
 recorded with. Workspace instruction files (``AGENTS.md`` …) are not part of it: they enter the
 history as ``plugin`` context (``workspace.py``), where the model sees their source.
 
