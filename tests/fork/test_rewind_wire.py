@@ -16,7 +16,7 @@ import pytest
 from acp_agent.journal.invariant import check_file
 from tests.integration.support import check_journal, read_jsonl, serve_command, write_script
 from tests.support.acp_schema import AcpSchema, schema_path
-from tests.support.recording import RawAgent
+from tests.support.recording import RawAgent, recorded_agent
 from tests.support.requests import read_requests
 
 pytestmark = pytest.mark.subprocess
@@ -127,3 +127,35 @@ async def test_rewind_forks_before_the_turn_keeping_what_was_injected_before_it(
         )
     third.transcript.validate(unstable_schema)
     assert "result" in resumed
+
+
+async def test_edit_and_resend_with_the_python_sdk(
+    tmp_path: Path, workspace: Path, agent_env: dict[str, str], unstable_schema: AcpSchema
+) -> None:
+    """docs/clients.md "Edit and resend": rewind through the SDK's ``ext_method``, then prompt
+    the child like any session (the SDK parses every update of it)."""
+    log = tmp_path / "requests.jsonl"
+    script = write_script(tmp_path / "s.jsonl", *({"text": t} for t in ("a", "b", "b2")))
+    env = {**agent_env, "ACP_AGENT_SCRIPT_REQUESTS": str(log)}
+    async with recorded_agent(
+        command=serve_command(script), env=env, use_unstable_protocol=True, validate=False
+    ) as agent:
+        parent = await agent.handshake(workspace)
+        await agent.prompt_text(parent, "question one")
+        await agent.prompt_text(parent, "question two")
+        rewound = await agent.conn.ext_method(
+            "acp_agent/rewind", {"sessionId": parent, "toTurn": 2}
+        )
+        child = rewound["sessionId"]
+        answer = await agent.prompt_text(child, "question two, better put")
+    agent.transcript.validate(unstable_schema)
+    assert answer.stop_reason == "end_turn"
+    assert agent.client.agent_text(child) == "b2"
+    last = read_requests(log)[-1]
+    assert user_texts(last) == [("question one", "user"), ("question two, better put", "user")]
+    commands = [
+        u
+        for u in agent.transcript.session_updates(child)
+        if u["sessionUpdate"] == "available_commands_update"
+    ]
+    assert len(commands) == 1  # the child is announced like a fork
