@@ -62,9 +62,11 @@ IMAGES_NOT_SEEN = (
 
 
 def writes_titles(spec: str | None) -> bool:
-    """Whether a session on ``spec`` gets model-written titles (``titles.py``): never on the
-    ``script:`` model, nor without a model choice (the Python API's one provider)."""
-    return spec is not None and not spec.startswith("script:")
+    """Whether a session on ``spec`` may get model-written titles (``titles.py``): never on the
+    ``script:`` model (its lines answer turns only), nor on a local ``gguf:`` model (it computes
+    on the agent's own CPU, so a title would compete with the next turn), nor without a model
+    choice (the Python API's one provider)."""
+    return spec is not None and not spec.startswith(("script:", "gguf:"))
 
 
 def as_blocks(content: Content) -> list[ContentBlock]:
@@ -233,7 +235,7 @@ class Session(Generic[Obs]):
         provider = self._sessions.wiring.models.provider(spec)
         self.actor.deps.model = provider
         self.actor.deps.context_window = self._sessions.window_of(provider)
-        self.actor.deps.model_titles = writes_titles(spec)
+        self.actor.deps.model_titles = self._sessions.titles_for(spec)
         self._chosen_model = spec
 
     def restore(self, settings: SessionSettings) -> None:
@@ -382,6 +384,10 @@ class Sessions(Generic[Obs]):
         session.restore(await load_settings(self.state_dir, session_id))
         return session
 
+    def titles_for(self, spec: str | None) -> bool:
+        """Model-written titles for a session on ``spec`` (``writes_titles``, and the config)."""
+        return self.wiring.prompt.model_titles and writes_titles(spec)
+
     def window_of(self, provider: ModelProvider) -> int:
         """The provider's own window for its model, else the process-wide one."""
         return context_window_of(provider) or self.wiring.context_window
@@ -396,7 +402,7 @@ class Sessions(Generic[Obs]):
             max_steps=wiring.max_steps,
             remember_title=partial(write_title, self.state_dir, header.id),
             context_window=self.window_of(provider),
-            model_titles=writes_titles(wiring.models.default),
+            model_titles=self.titles_for(wiring.models.default),
         )
 
     async def _start(

@@ -68,6 +68,9 @@ class PromptConfig:
     append: str = ""
     skills_dir: Path | None = None
     """The user's skills (``skills.py``): ``skills/`` beside the config file; None: none."""
+    model_titles: bool = True
+    """``[agent] model_titles``: ask the model for a session title after the first turn
+    (``titles.py``; never the script or a local ``gguf:`` model)."""
 
 
 def render(
@@ -100,10 +103,12 @@ def environment(roots: Sequence[Path], turn_started_ms: int) -> str:
 
 class AgentTable(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     """``[agent]``: ``system_prompt_file`` (an absolute path) replaces the built-in text,
-    ``system_prompt_append`` is added after it; every other key is an error."""
+    ``system_prompt_append`` is added after it; ``model_titles = false`` keeps the first-prompt
+    titles (no title request); every other key is an error."""
 
     system_prompt_file: str | None = None
     system_prompt_append: str = ""
+    model_titles: bool = True
 
 
 def prompt_config_from(data: dict[str, Any], path: Path | None) -> PromptConfig:
@@ -117,7 +122,7 @@ def prompt_config_from(data: dict[str, Any], path: Path | None) -> PromptConfig:
     except msgspec.ValidationError as exc:
         raise ConfigError(f"{path}: agent: {exc}") from exc
     base = BUILT_IN if table.system_prompt_file is None else _read(table.system_prompt_file, path)
-    return PromptConfig(base, table.system_prompt_append, skills)
+    return PromptConfig(base, table.system_prompt_append, skills, table.model_titles)
 
 
 def user_skills_dir(config: Path | None) -> Path:

@@ -146,3 +146,21 @@ async def test_a_script_session_keeps_its_first_prompt_title_and_asks_nothing_mo
     assert [(r["turn"], r["step"]) for r in read_requests(log)] == [(1, 1), (2, 1)]
     assert titles_told(agent.transcript.agent_frames) == ["first prompt"]
     assert title_file(state_dir) == "first prompt"
+
+
+async def test_the_config_can_turn_model_titles_off(
+    tmp_path: Path, workspace: Path, state_dir: Path, agent_env: dict[str, str]
+) -> None:
+    config = tmp_path / "config.toml"
+    config.write_text("[agent]\nmodel_titles = false\n")
+    async with loopback(Reply("text.sse"), Reply("text.sse")) as server:
+        command = agent_command("--model", "openai:gpt-test", "--config", str(config))
+        async with RawAgent(command, env=env_for(agent_env, server.base_url)) as agent:
+            await agent.request("initialize", init())
+            await agent.request("session/new", new(workspace))
+            for text in ("first prompt", "second prompt"):
+                await agent.request("session/prompt", prompt(text))
+            await agent.close_stdin()
+            assert await agent.wait_exit() == 0
+    assert server.title_requests == [] and len(server.requests) == 2
+    assert title_file(state_dir) == "first prompt"
