@@ -141,7 +141,7 @@ class LoopbackServer:
                 request.connection = connection
                 if request.asks_title:
                     self.title_requests.append(request)
-                    if not await self._send(stream, self.titles.pop(0) if self.titles else TITLE):
+                    if not await self._send_title(stream):
                         return
                     continue
                 self.requests.append(request)
@@ -156,6 +156,14 @@ class LoopbackServer:
                 self.served.append(reply)
                 if not await self._send(stream, reply):
                     return
+
+    async def _send_title(self, stream: SocketStream) -> bool:
+        """Answer a title request; the agent may hang up mid-answer (a session closed cancels
+        its title request), which ends the connection, not the server."""
+        try:
+            return await self._send(stream, self.titles.pop(0) if self.titles else TITLE)
+        except (anyio.BrokenResourceError, anyio.ClosedResourceError):
+            return False
 
     def refusal(self, request: Received) -> tuple[int, bytes] | None:
         """A status and JSON body to answer ``request`` with instead of the next reply (a
