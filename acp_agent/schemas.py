@@ -106,6 +106,8 @@ def extension_methods() -> Schema:
         "WhenIdleParams",
         "WhenIdleResult",
         "JournalErrorParams",
+        "RewindParams",
+        "RewindResult",
     ]
     types = [getattr(extensions, name) for name in names]
     _, defs = _components(types)
@@ -115,6 +117,7 @@ def extension_methods() -> Schema:
         "_session/steering": {"params": "SteerParams", "result": "SteerResult"},
         "_acp_agent/when_idle": {"params": "WhenIdleParams", "result": "WhenIdleResult"},
         "_acp_agent/journal_error": {"params": "JournalErrorParams", "notification": True},
+        "_acp_agent/rewind": {"params": "RewindParams", "result": "RewindResult"},
     }
     body = {
         "description": "Extension methods; x-methods maps each method to its $defs.",

@@ -17,7 +17,10 @@ CAPABILITIES: JsonObject = {"acp_agent": {"inject": True, "steer": True, "whenId
 
 STEERING_META: JsonObject = {"steering": {"supported": True}}
 """The ``initialize`` result's root ``_meta``: how claude-agent-acp and codex-acp advertise
-``_session/steering``, and what their clients check before they send it."""
+``_session/steering``, and what their clients check before they send it.
+
+Both are pinned (docs/contract.md §4 and the clients' checks), so ``_acp_agent/rewind`` is
+advertised in neither: a client calls it, and a server without it answers -32601."""
 
 
 class InjectParams(msgspec.Struct, frozen=True, rename="camel"):
@@ -67,3 +70,15 @@ class JournalErrorParams(msgspec.Struct, frozen=True, rename="camel"):
     session_id: str
     error: str
     unflushed: int
+
+
+class RewindParams(msgspec.Struct, frozen=True, rename="camel"):
+    """``_acp_agent/rewind``: fork ``sessionId`` just before turn ``toTurn`` (1, 2, …)."""
+
+    session_id: str
+    to_turn: int
+    meta: JsonObject | None = msgspec.field(default=None, name="_meta")
+
+
+class RewindResult(msgspec.Struct, frozen=True, rename="camel"):
+    session_id: str

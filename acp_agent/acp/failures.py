@@ -6,6 +6,7 @@
 | ``BadSessionId`` | -32602 | ``path``: ``$.sessionId`` (one to open) or ``$._meta.acp_agent.sessionId`` (asked for) |
 | ``SessionIdInUse`` | -32602 | ``sessionId`` |
 | ``ForkRefused`` | -32602 | ``sessionId``, ``seq`` |
+| ``RewindRefused`` | -32602 | ``path``: ``$.toTurn``, ``sessionId``, ``toTurn`` |
 | ``SessionUnavailable`` | -32603 | ``reason`` (``journal_locked`` / ``journal_unreadable``), ``sessionId``; locked: ``holderPid`` (``null`` if unreadable) |
 | ``UnknownModel`` | -32602 | ``path``: ``$.value`` |
 | ``ModelKeyMissing`` | -32000 auth required | ``authMethodId``, ``env`` |
@@ -28,6 +29,7 @@ from acp_agent.session.errors import (
     ForkRefused,
     IdRole,
     ModelKeyMissing,
+    RewindRefused,
     SessionError,
     SessionIdInUse,
     SessionUnavailable,
@@ -49,6 +51,8 @@ def wire_error(exc: SessionError) -> RpcError:
             return InvalidParams(message, {"sessionId": sid})
         case ForkRefused(session_id=sid, seq=seq):
             return InvalidParams(message, {"sessionId": sid, "seq": seq})
+        case RewindRefused(session_id=sid, to_turn=to_turn):
+            return InvalidParams(message, {"path": "$.toTurn", "sessionId": sid, "toTurn": to_turn})
         case SessionUnavailable(session_id=sid):
             data: dict[str, object] = {"reason": exc.reason, "sessionId": sid}
             if exc.reason == "journal_locked":

@@ -10,6 +10,7 @@ that advertised ``session.compaction`` (``compaction_updates``).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 
 import structlog
@@ -39,7 +40,7 @@ from acp_agent.acp.toolclient import (
 from acp_agent.content import TextContent
 from acp_agent.journal.events import Entry, SessionHeader, ToolCallPart
 from acp_agent.model.base import Usage
-from acp_agent.session.compaction import CompactionProgress
+from acp_agent.session.compaction import COMMANDS, CompactionProgress, SlashCommand
 from acp_agent.session.ports import new_id
 from acp_agent.session.toolrun import ToolRunner
 from acp_agent.tools.base import ToolContext
@@ -133,9 +134,19 @@ class AcpObserver:
         await self._update(CurrentModeUpdate(mode_id))
         await self._update(ConfigOptionUpdate(config_options))
 
-    async def advertise_commands(self) -> None:
+    async def advertise_commands(self, commands: Sequence[SlashCommand] = COMMANDS) -> None:
         """``available_commands_update``: what the session offers as slash commands."""
-        await self._update(projection.available_commands())
+        await self._update(projection.available_commands(commands))
+
+    async def config_changed(self, config_options: list[SessionConfigSelect]) -> None:
+        """``config_option_update``: an option changed without the client asking (``/model``)."""
+        await self._update(ConfigOptionUpdate(config_options))
+
+    async def command_answer(self, text: str, command: str) -> None:
+        """A command's answer by the agent itself (``/status``, ``/model``, …): an agent message
+        marked ``_meta.acp_agent.command``, not journaled (``acp/commands.py``)."""
+        meta: dict[str, object] = {"acp_agent": {"command": command}}
+        await self._update(AgentMessageChunk(TextContent(text=text), new_id(), meta))
 
     async def replay(self, entries: list[Entry]) -> None:
         """``session/load``: the whole history, through the same projection as live updates."""

@@ -26,6 +26,7 @@ long released); a ``plan`` update after the tool call's final update.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Protocol
 
 from acp_agent.acp.schema import (
@@ -63,7 +64,7 @@ from acp_agent.journal.events import (
     UserMessage,
     source_kind,
 )
-from acp_agent.session.compaction import COMMANDS, CompactionProgress
+from acp_agent.session.compaction import COMMANDS, CompactionProgress, SlashCommand
 from acp_agent.tools.display import DiffView, PlanView, TerminalView, View, view_of, without_view
 
 
@@ -153,11 +154,15 @@ def _assistant(event: AssistantMessage) -> list[SessionUpdate]:
     return updates
 
 
-def available_commands() -> SessionUpdate:
+def available_commands(commands: Sequence[SlashCommand] = COMMANDS) -> SessionUpdate:
+    """``commands`` (``session/commands.py``: the built-ins, then the skills); one with no hint
+    takes no input."""
     return AvailableCommandsUpdate(
         [
-            AvailableCommand(c.name, c.description, UnstructuredCommandInput(c.hint))
-            for c in COMMANDS
+            AvailableCommand(
+                str(c.name), c.description, UnstructuredCommandInput(c.hint) if c.hint else None
+            )
+            for c in commands
         ]
     )
 

@@ -34,11 +34,14 @@ import msgspec
 import structlog
 
 from acp_agent import __version__
+from acp_agent.acp.commands import SlashCommands
 from acp_agent.acp.extensions import (
     CAPABILITIES,
     STEERING_META,
     InjectParams,
     InjectResult,
+    RewindParams,
+    RewindResult,
     SteerParams,
     SteerResult,
     WhenIdleParams,
@@ -96,6 +99,7 @@ from acp_agent.mcp.config import McpServerConfig, journaled, parse_servers
 from acp_agent.model.openai.warm import warm_up
 from acp_agent.model.registry import ModelCatalog
 from acp_agent.session.catalog import BadCursor, list_sessions
+from acp_agent.session.commands import advertised
 from acp_agent.session.errors import SessionError
 from acp_agent.session.service import PendingPrompt, Session, Sessions
 from acp_agent.session.signals import Failed, Finished, Outcome, Placement, Refused, TurnUsage
@@ -165,6 +169,7 @@ class AgentServer:
         self.client = client
         self.sessions = sessions
         self.models = ModelOption(models)
+        self.commands = SlashCommands(self.models, self._config_options)
         self._requests: dict[str, RequestHandler] = {
             "initialize": _typed(InitializeParams, self.initialize),
             "authenticate": _typed(AuthenticateParams, self.authenticate),
@@ -181,6 +186,7 @@ class AgentServer:
             "_acp_agent/steer": _typed(SteerParams, self.steer),
             "_session/steering": _typed(SteerParams, self.session_steering),
             "_acp_agent/when_idle": _typed(WhenIdleParams, self.when_idle),
+            "_acp_agent/rewind": _typed(RewindParams, self.rewind),
         }
         self._notifications: dict[str, NotificationHandler] = {
             "session/cancel": _typed_notification(SessionIdParams, self.cancel),
@@ -240,7 +246,7 @@ class AgentServer:
     async def _after_new(self, session: AcpSession) -> None:
         """Slash commands, then the workspace instructions (idle injections, journaled)."""
         _warm_up(session)
-        await session.observer.advertise_commands()
+        await _advertise_commands(session)
         await session.inject_workspace_instructions()
 
     async def load_session(self, params: LoadSessionParams) -> Then | Deferred:
@@ -309,7 +315,7 @@ class AgentServer:
 
         async def after() -> None:
             _warm_up(session)
-            await session.observer.advertise_commands()
+            await _advertise_commands(session)
 
         return Then(result, after)
 
@@ -405,8 +411,14 @@ class AgentServer:
         infos = [SessionInfo(s.session_id, s.cwd, s.title, s.updated_at) for s in page]
         return ListSessionsResult(sessions=infos, next_cursor=cursor)
 
-    async def prompt(self, params: PromptParams) -> Deferred:
-        pending = await self.sessions.get(params.session_id).send(prompt_blocks(params.prompt))
+    async def prompt(self, params: PromptParams) -> PromptResult | Deferred:
+        """A slash command (``acp/commands.py``) may answer at once; else a queued turn."""
+        session = self.sessions.get(params.session_id)
+        blocks = prompt_blocks(params.prompt)
+        ran = await self.commands.run(session, blocks)
+        if isinstance(ran, PromptResult):
+            return ran
+        pending = ran if ran is not None else await session.send(blocks)
         return Deferred(self._answer(pending), abandoned=PromptResult(stop_reason="cancelled"))
 
     async def _answer(self, pending: PendingPrompt) -> PromptResult:
@@ -443,6 +455,16 @@ class AgentServer:
         if placement is Placement.PROMPT_REQUIRED:
             return SteerResult(str(placement), reason="noRunningTurn")
         return SteerResult("injected" if placement is Placement.STEERED else str(placement))
+
+    async def rewind(self, params: RewindParams) -> Then | Deferred:
+        """``_acp_agent/rewind``: a fork of the session just before turn ``toTurn`` (its cwd,
+        mode and model), opened and ready to prompt; answered ``{sessionId}``, then its slash
+        commands, like a fork."""
+        return await self._after_close(params.session_id, lambda: self._rewind(params))
+
+    async def _rewind(self, params: RewindParams) -> Then:
+        child = await self.sessions.fork(params.session_id, None, at_turn=params.to_turn)
+        return self._with_commands(child, RewindResult(child.id))
 
     async def when_idle(self, params: WhenIdleParams) -> Deferred:
         session = self.sessions.get(params.session_id)
@@ -493,6 +515,11 @@ def _kept_cwd(session: AcpSession, requested: str) -> dict[str, str] | None:
         "(session/fork with that cwd)."
     )
     return {"cwd": kept, "requestedCwd": requested, "warning": warning}
+
+
+async def _advertise_commands(session: AcpSession) -> None:
+    """The built-in slash commands and the session's skills, read again now."""
+    await session.observer.advertise_commands(advertised(await session.find_skills()))
 
 
 def _warm_up(session: AcpSession) -> None:

@@ -33,6 +33,8 @@ class SourceKind(StrEnum):
     TOOL = "tool"
     SESSION_REF = "session-ref"
     PLUGIN = "plugin"
+    SKILL = "skill"
+    """A skill's body, injected when the user invokes it (``session/skills.py``); has ``name``."""
     COMPACTION = "compaction"
     """Not a ``user/message`` source: tags the model message a compaction's summary becomes."""
 

@@ -80,6 +80,9 @@ class ModelRequest(msgspec.Struct, frozen=True):
     as one system message; derived per request, never part of the history."""
     reasoning_effort: str | None = None
     """The session's thinking level (``low`` … ``high``); ``None``: the provider's default."""
+    max_output_tokens: int | None = None
+    """A tighter output bound for this request (a background title's); ``None``: the
+    provider's own."""
 
 
 class StopKind(StrEnum):

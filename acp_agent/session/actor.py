@@ -56,6 +56,7 @@ from acp_agent.journal.events import (
     Source,
     SourceKind,
     ToolCallPart,
+    TurnEnd,
     UserMessage,
     source,
 )
@@ -124,6 +125,7 @@ from acp_agent.session.signals import (
     ToolDone,
     TurnUsage,
 )
+from acp_agent.session.titles import ask_title, title_request
 
 log = structlog.get_logger("acp_agent.session")
 
@@ -184,6 +186,11 @@ class SessionActor:
         self._overflowed = False
         """The last request was refused as too long for the window: compact before the next
         turn, whatever the estimate says (the provider counts better than we do)."""
+        self.usage_total: TurnUsage | None = None
+        """What this session's requests used since this process opened it (``/status``)."""
+        self.context_used: int | None = None
+        """What the context held at the last request that reported usage (``usage_update``)."""
+        self._stopped = False
 
     # -- public API (also the Python API's backbone) ------------------------------------------
 
@@ -191,15 +198,18 @@ class SessionActor:
     def state(self) -> State:
         return self.machine.state
 
-    async def submit(self, content: list[ContentBlock]) -> Reply[Outcome]:
+    async def submit(
+        self, content: list[ContentBlock], *, read_only: bool = False
+    ) -> Reply[Outcome]:
         """Queue a prompt and return at once; the reply resolves when its turn ends.
 
         A prompt whose whole text is ``/compact [instructions]`` is a compaction request.
+        ``read_only``: the turn's tools are decided as in read-only mode (``Prompt``).
         """
         instructions = parse_compact(content)
         compact = CompactRequest(instructions) if instructions is not None else None
         ref, reply = self._reply()
-        await self._post(Submit(Prompt(ref=ref, content=content, compact=compact)))
+        await self._post(Submit(Prompt(ref, content, compact, read_only)))
         return reply  # type: ignore[return-value]
 
     async def compact(self, instructions: str = "") -> Reply[Outcome]:
@@ -274,6 +284,7 @@ class SessionActor:
 
     async def stop(self) -> None:
         """Stop taking inputs (after those already posted) and end the loop."""
+        self._stopped = True
         self._send.close()
 
     async def _post(self, input_: Input) -> None:
@@ -348,6 +359,8 @@ class SessionActor:
             self._held = (*self._held, entry)
         else:
             await self.observer.appended(entry)
+        if isinstance(event, TurnEnd) and event.turn == 1 and self.deps.model_titles:
+            self._spawn(self._model_title)
 
     async def _tell_held(self) -> None:
         held, self._held = self._held, ()
@@ -409,6 +422,7 @@ class SessionActor:
             decision = await self.deps.admission.admit(self.id, prompt.content)
         if scope.cancelled_caught or decision is None:
             return
+        self.deps.tools.permissions.read_only_turn = prompt.read_only
         if isinstance(decision, Allow):
             await self._maybe_title(decision.content)
             message = UserMessage(self.deps.ids(), decision.content, source(SourceKind.USER))
@@ -507,6 +521,36 @@ class SessionActor:
             usage.input_tokens, usage.output_tokens, usage.reasoning_tokens, usage.cached_tokens
         )
         self._turn_usage = counts if self._turn_usage is None else self._turn_usage.plus(counts)
+        self.usage_total = counts if self.usage_total is None else self.usage_total.plus(counts)
+        used = usage.input_tokens + usage.output_tokens - (usage.reasoning_tokens or 0)
+        self.context_used = used
+
+    async def _model_title(self) -> None:
+        """After the first turn, off its path: the model's title replaces the first-prompt one
+        (``titles.py``); any failure keeps the old title and never reaches the session."""
+        try:
+            await self._write_model_title()
+        except Exception as exc:  # a title is never worth a session
+            self._log.warning("title_not_written", reason="error", error=repr(exc))
+
+    async def _write_model_title(self) -> None:
+        request = title_request(self.id, self.entries)
+        if request is None:
+            return
+        started_from = self.title
+        try:
+            title = await ask_title(self.deps.model, request)
+        except ModelError as exc:
+            self._log.warning("title_not_written", reason="model_failed", error=str(exc))
+            return
+        if title is None or self._stopped or self.title != started_from:
+            self._log.info("title_not_written", reason="no title" if title is None else "stale")
+            return
+        self.title = title
+        if self.deps.remember_title is not None:
+            await anyio.to_thread.run_sync(self.deps.remember_title, title)
+        await self.observer.titled(title)
+        self._log.info("title_written", by="model")
 
     def _system(self) -> str:
         """The system message for a request now: of the open turn's start (a journaled time,

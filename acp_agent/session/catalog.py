@@ -2,9 +2,10 @@
 
 Listing must stay fast with thousands of sessions, so it never reads a journal past its header
 line: ``cwd`` comes from the header, ``updatedAt`` from the journal file's mtime (every durable
-append moves it), and the title from a tiny side file ``title`` written once, when the first
-direct prompt of the session is admitted. All of it is derivable from the journal, so the side
-file is written atomically but not fsynced: losing it loses nothing but a title.
+append moves it), and the title from a tiny side file ``title`` written when the first direct
+prompt of the session is admitted, and again when the model's title comes (``titles.py``).
+It is a cache (the first-prompt title is derivable from the journal), so the side file is
+written atomically but not fsynced: losing it loses nothing but a title.
 
 Pages are ordered by ``updatedAt`` (newest first), then id; the cursor names the last item of the
 previous page, so sessions updated while a client pages cannot make it skip or repeat others.

@@ -107,6 +107,15 @@ class ForkRefused(SessionError):
         self.reason = reason
 
 
+class RewindRefused(SessionError):
+    """``_acp_agent/rewind`` to a turn the session does not have; nothing was created."""
+
+    def __init__(self, session_id: str, to_turn: int, reason: str) -> None:
+        super().__init__(f"cannot rewind session {session_id!r} to turn {to_turn}: {reason}")
+        self.session_id = session_id
+        self.to_turn = to_turn
+
+
 class UnknownModel(SessionError):
     def __init__(self, spec: object, choices: list[str]) -> None:
         super().__init__(f"unknown model {spec!r}; one of {', '.join(choices)}")

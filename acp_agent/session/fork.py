@@ -47,11 +47,11 @@ from acp_agent.journal.files import FileFactory
 from acp_agent.journal.invariant import check
 from acp_agent.journal.paths import journal_path, session_dir, validate_session_id
 from acp_agent.journal.reader import ParsedJournal, load_journal
-from acp_agent.journal.turns import last_stable_boundary, span_open_at
+from acp_agent.journal.turns import last_stable_boundary, span_open_at, spans
 from acp_agent.journal.turns import stable_boundaries as stable_boundaries
 from acp_agent.journal.writer import JournalWriter
 from acp_agent.session.catalog import title_from, write_title
-from acp_agent.session.errors import ForkRefused
+from acp_agent.session.errors import ForkRefused, RewindRefused
 from acp_agent.session.ports import new_id as fresh_id
 from acp_agent.session.ports import now_ms
 from acp_agent.session.settings import SessionSettings, load_settings, save_settings
@@ -86,6 +86,18 @@ def fork_point(session_id: str, entries: Sequence[Entry], at_seq: int | None) ->
     return at_seq
 
 
+def rewind_point(session_id: str, entries: Sequence[Entry], to_turn: int) -> int:
+    """The boundary just before turn ``to_turn``'s ``turn/start`` (``_acp_agent/rewind``): the
+    out-of-turn messages before it are kept, the turn and all after it are not. A turn the
+    history does not have is ``RewindRefused``."""
+    span = next((s for s in spans(entries) if s.turn == to_turn), None)
+    if span is None:
+        last = max((s.turn for s in spans(entries)), default=0)
+        has = f"turns 1 to {last}" if last else "no turn yet"
+        raise RewindRefused(session_id, to_turn, f"the session has {has}")
+    return span.start_seq - 1
+
+
 # -- forking --------------------------------------------------------------------------------------
 
 
@@ -94,20 +106,25 @@ async def fork_session(
     parent_id: str,
     *,
     at_seq: int | None = None,
+    at_turn: int | None = None,
     new_id: str | None = None,
     cwd: str | None = None,
     mcp_servers: list[JsonObject] | None = None,
     file_factory: FileFactory | None = None,
 ) -> SessionHeader:
-    """Create a child of ``parent_id`` holding its history up to ``at_seq``; return its header.
+    """Create a child of ``parent_id`` holding its history up to ``at_seq`` (or up to just
+    before turn ``at_turn``: ``rewind_point``); return its header.
 
     Raises ``InvalidSessionId``, ``JournalNotFound`` / ``JournalCorrupt`` (the parent),
-    ``ForkRefused`` (the fork point or the copied history) and ``JournalExists`` (the new id),
-    all before anything is created.
+    ``ForkRefused`` (the fork point or the copied history), ``RewindRefused`` (no such turn)
+    and ``JournalExists`` (the new id), all before anything is created.
     """
     child_id = validate_session_id(new_id) if new_id is not None else fresh_id()
     parent = await anyio.to_thread.run_sync(_read_parent, state_dir, parent_id)
-    at = fork_point(parent_id, parent.entries, at_seq)
+    if at_turn is not None:
+        at = rewind_point(parent_id, parent.entries, at_turn)
+    else:
+        at = fork_point(parent_id, parent.entries, at_seq)
     copied = parent.entries[:at]
     header = SessionHeader(
         id=child_id,

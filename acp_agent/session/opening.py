@@ -98,12 +98,13 @@ async def open_journal(
 async def fork_journal(
     state_dir: Path,
     parent_id: str,
-    cwd: str,
+    cwd: str | None,
     *,
     at_seq: int | None,
     session_id: str | None,
     mcp_servers: list[JsonObject] | None,
     file_factory: FileFactory | None,
+    at_turn: int | None = None,
 ) -> SessionHeader:
     """Write the child of ``parent_id`` at a stable boundary (``fork.py``; ``ForkRefused`` when
     the point is not one); open it next."""
@@ -112,6 +113,7 @@ async def fork_journal(
             state_dir,
             parent_id,
             at_seq=at_seq,
+            at_turn=at_turn,
             new_id=session_id,
             cwd=cwd,
             mcp_servers=mcp_servers,

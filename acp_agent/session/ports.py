@@ -94,3 +94,5 @@ class SessionDeps:
     """The session's thinking level, sent with every request (``None``: the model's default)."""
     system_prompt: Callable[[int], str] | None = None
     """The system message for a request whose turn started at this time (ms); None: none."""
+    model_titles: bool = False
+    """Ask the model for a title after the first turn (``titles.py``); never a script model's."""

@@ -33,17 +33,20 @@ from acp_agent.content import ContentBlock, ImageContent, JsonObject, TextConten
 from acp_agent.journal.errors import JournalError, JournalFlushError
 from acp_agent.journal.events import Entry, SessionHeader, Source, SourceKind, source
 from acp_agent.journal.files import FileFactory
+from acp_agent.journal.paths import journal_path, session_dir
 from acp_agent.journal.writer import JournalHealth, JournalWriter
 from acp_agent.mcp.config import McpServerConfig
 from acp_agent.model.base import ModelProvider, context_window_of
 from acp_agent.session.actor import SessionActor
 from acp_agent.session.catalog import write_title
+from acp_agent.session.commands import RESERVED
 from acp_agent.session.errors import ModelKeyMissing, SessionIdInUse, UnknownModel, UnknownSession
 from acp_agent.session.opening import Opened, create_journal, fork_journal, open_journal
 from acp_agent.session.ports import Reply, SessionDeps, new_id, now_ms
 from acp_agent.session.resources import with_linked_files
 from acp_agent.session.settings import SessionSettings, load_settings, save_settings
 from acp_agent.session.signals import Outcome, Placement
+from acp_agent.session.skills import Skill, find_skills, skill_dirs, skills_prompt
 from acp_agent.session.system_prompt import SessionPrompt, render
 from acp_agent.session.wiring import Obs, Wiring
 from acp_agent.session.workspace import find_instructions
@@ -56,6 +59,14 @@ IMAGES_NOT_SEEN = (
     "This session's model does not take images: it was told an image was attached, "
     "not shown it. Switch to a model that takes images to have it look."
 )
+
+
+def writes_titles(spec: str | None) -> bool:
+    """Whether a session on ``spec`` may get model-written titles (``titles.py``): never on the
+    ``script:`` model (its lines answer turns only), nor on a local ``gguf:`` model (it computes
+    on the agent's own CPU, so a title would compete with the next turn), nor without a model
+    choice (the Python API's one provider)."""
+    return spec is not None and not spec.startswith(("script:", "gguf:"))
 
 
 def as_blocks(content: Content) -> list[ContentBlock]:
@@ -85,6 +96,8 @@ class Session(Generic[Obs]):
         self._sessions = sessions
         self._chosen_model: str | None = None
         self._prompt: SessionPrompt | None = None
+        self.skills: list[Skill] = []
+        """What ``find_skills`` found last."""
         actor.deps.system_prompt = self.system_prompt
 
     @property
@@ -110,8 +123,16 @@ class Session(Generic[Obs]):
 
     async def send(self, prompt: Content) -> PendingPrompt:
         """Queue a prompt; the text of files it links to (``resources.py``) joins it first."""
+        return await self._send(prompt, read_only=False)
+
+    async def send_read_only(self, prompt: Content) -> PendingPrompt:
+        """``send``, its turn's tools decided as in read-only mode whatever the session's
+        mode (``/review``); the mode itself does not change."""
+        return await self._send(prompt, read_only=True)
+
+    async def _send(self, prompt: Content, *, read_only: bool) -> PendingPrompt:
         blocks = await with_linked_files(as_blocks(prompt), self.actor.deps.tools.context)
-        pending = PendingPrompt(await self.actor.submit(blocks))
+        pending = PendingPrompt(await self.actor.submit(blocks, read_only=read_only))
         await self._tell_of_unseen_images(blocks)
         return pending
 
@@ -157,6 +178,20 @@ class Session(Generic[Obs]):
         found = await anyio.to_thread.run_sync(find_instructions, self.header.cwd)
         return [await self.inject(f.content, f.source) for f in found]
 
+    async def find_skills(self) -> list[Skill]:
+        """Read the session's skills again (``skills.py``): its slash commands from now on,
+        listed to the model from its next request."""
+        dirs = skill_dirs(self.header.cwd, self._sessions.wiring.prompt.skills_dir)
+        self.skills = await anyio.to_thread.run_sync(find_skills, dirs, RESERVED)
+        return self.skills
+
+    def skill(self, name: str) -> Skill | None:
+        return next((s for s in self.skills if s.name == name), None)
+
+    @property
+    def journal_path(self) -> Path:
+        return journal_path(session_dir(self._sessions.state_dir, self.id))
+
     def set_roots(self, roots: Sequence[Path]) -> None:
         """The extra roots the session's file tools may use, besides its cwd."""
         self.actor.deps.tools.set_roots(roots)
@@ -200,6 +235,7 @@ class Session(Generic[Obs]):
         provider = self._sessions.wiring.models.provider(spec)
         self.actor.deps.model = provider
         self.actor.deps.context_window = self._sessions.window_of(provider)
+        self.actor.deps.model_titles = self._sessions.titles_for(spec)
         self._chosen_model = spec
 
     def restore(self, settings: SessionSettings) -> None:
@@ -249,7 +285,8 @@ class Session(Generic[Obs]):
     def system_prompt(self, turn_started_ms: int) -> str:
         """The system message of a request whose turn started then (``system_prompt.py``)."""
         roots = self.actor.deps.tools.context.all_roots()
-        return render(self._sessions.wiring.prompt, self._prompt, roots, turn_started_ms)
+        wiring, skills = self._sessions.wiring.prompt, self.skills
+        return render(wiring, self._prompt, roots, turn_started_ms, skills_prompt(skills))
 
     async def _save_settings(self) -> None:
         level, prompt = self.thought_level, self._prompt
@@ -315,15 +352,16 @@ class Sessions(Generic[Obs]):
     async def fork(
         self,
         parent_id: str,
-        cwd: str,
+        cwd: str | None,
         *,
         at_seq: int | None = None,
         session_id: str | None = None,
         mcp_servers: list[JsonObject] | None = None,
+        at_turn: int | None = None,
     ) -> Session[Obs]:
         """Fork ``parent_id`` at a stable boundary and open the child, with the parent's
-        settings. A parent open here is flushed first (best effort), so the fork sees what it
-        admitted."""
+        settings; ``at_turn``: just before that turn (a rewind); ``cwd`` None: the parent's.
+        A parent open here is flushed first (best effort), so the fork sees what it admitted."""
         live = self._open.get(parent_id)
         if live is not None:
             await _flush_admitted(live.actor)
@@ -335,6 +373,7 @@ class Sessions(Generic[Obs]):
             session_id=session_id,
             mcp_servers=mcp_servers,
             file_factory=self._file_factory,
+            at_turn=at_turn,
         )
         return await self._open_from_disk(header.id)
 
@@ -344,6 +383,10 @@ class Sessions(Generic[Obs]):
         await session.actor.commit_repair()  # a failure is reported like any flush failure
         session.restore(await load_settings(self.state_dir, session_id))
         return session
+
+    def titles_for(self, spec: str | None) -> bool:
+        """Model-written titles for a session on ``spec`` (``writes_titles``, and the config)."""
+        return self.wiring.prompt.model_titles and writes_titles(spec)
 
     def window_of(self, provider: ModelProvider) -> int:
         """The provider's own window for its model, else the process-wide one."""
@@ -359,6 +402,7 @@ class Sessions(Generic[Obs]):
             max_steps=wiring.max_steps,
             remember_title=partial(write_title, self.state_dir, header.id),
             context_window=self.window_of(provider),
+            model_titles=self.titles_for(wiring.models.default),
         )
 
     async def _start(

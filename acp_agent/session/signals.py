@@ -69,11 +69,13 @@ class Prompt(msgspec.Struct, frozen=True):
     """A direct prompt waiting for its turn. ``ref`` names the request to answer (None: steer).
 
     ``compact``: the prompt is the ``/compact`` command, served by a compaction instead of a turn.
+    ``read_only``: its turn runs as in read-only mode, whatever the session's mode (``/review``).
     """
 
     ref: int | None
     content: list[ContentBlock]
     compact: CompactRequest | None = None
+    read_only: bool = False
 
 
 class Steering(msgspec.Struct, frozen=True):

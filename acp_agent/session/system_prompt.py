@@ -2,8 +2,9 @@
 
 Derived, never journaled: ``render`` is a pure function of the instructions in force (built-in,
 or the config file's ``[agent] system_prompt_file``, plus ``system_prompt_append``, plus the
-session's own ``systemPrompt`` from ACP), the session's roots, the platform and the *date of the
-turn's start* — a journaled time, so the requests a journal replays to are the requests it was
+session's own ``systemPrompt`` from ACP), the names and descriptions of the session's skills
+(``skills.py``, read when the session is set up), the session's roots, the platform and the
+*date of the turn's start* — a journaled time, so the requests a journal replays to are the requests it was
 recorded with. Workspace instruction files (``AGENTS.md`` …) are not part of it: they enter the
 history as ``plugin`` context (``workspace.py``), where the model sees their source.
 
@@ -65,6 +66,11 @@ class PromptConfig:
 
     base: str = BUILT_IN
     append: str = ""
+    skills_dir: Path | None = None
+    """The user's skills (``skills.py``): ``skills/`` beside the config file; None: none."""
+    model_titles: bool = True
+    """``[agent] model_titles``: ask the model for a session title after the first turn
+    (``titles.py``; never the script or a local ``gguf:`` model)."""
 
 
 def render(
@@ -72,13 +78,16 @@ def render(
     session: SessionPrompt | None,
     roots: Sequence[Path],
     turn_started_ms: int,
+    skills: str = "",
 ) -> str:
-    """The one system message of a request; ``roots[0]`` is the session's cwd."""
+    """The one system message of a request; ``roots[0]`` is the session's cwd; ``skills``:
+    the lines naming the session's skills (``skills.skills_prompt``), after the instructions."""
     if session is not None and session.mode is PromptMode.OVERRIDE:
         instructions = [session.text]
     else:
         instructions = [config.base, config.append, session.text if session else ""]
-    return "\n\n".join([*filter(None, instructions), environment(roots, turn_started_ms)])
+    parts = [*filter(None, [*instructions, skills]), environment(roots, turn_started_ms)]
+    return "\n\n".join(parts)
 
 
 def environment(roots: Sequence[Path], turn_started_ms: int) -> str:
@@ -94,22 +103,35 @@ def environment(roots: Sequence[Path], turn_started_ms: int) -> str:
 
 class AgentTable(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     """``[agent]``: ``system_prompt_file`` (an absolute path) replaces the built-in text,
-    ``system_prompt_append`` is added after it; every other key is an error."""
+    ``system_prompt_append`` is added after it; ``model_titles = false`` keeps the first-prompt
+    titles (no title request); every other key is an error."""
 
     system_prompt_file: str | None = None
     system_prompt_append: str = ""
+    model_titles: bool = True
 
 
 def prompt_config_from(data: dict[str, Any], path: Path | None) -> PromptConfig:
-    """The ``[agent]`` table of a decoded config file; the prompt file is read here, once."""
+    """The ``[agent]`` table of a decoded config file; the prompt file is read here, once.
+    The user's skills are ``skills/`` beside the config file (``user_skills_dir``)."""
+    skills = user_skills_dir(path)
     if path is None or "agent" not in data:
-        return PromptConfig()
+        return PromptConfig(skills_dir=skills)
     try:
         table = msgspec.convert(data["agent"], AgentTable)
     except msgspec.ValidationError as exc:
         raise ConfigError(f"{path}: agent: {exc}") from exc
     base = BUILT_IN if table.system_prompt_file is None else _read(table.system_prompt_file, path)
-    return PromptConfig(base, table.system_prompt_append)
+    return PromptConfig(base, table.system_prompt_append, skills, table.model_titles)
+
+
+def user_skills_dir(config: Path | None) -> Path:
+    """``skills/`` beside the config file; with none, the default config dir's."""
+    return (config.parent if config is not None else default_config_dir()) / "skills"
+
+
+def default_config_dir() -> Path:
+    return Path.home() / ".config" / "acp-agent"
 
 
 def _read(prompt_file: str, config: Path) -> str:

@@ -156,6 +156,9 @@ class Permissions:
     ) -> None:
         self.mode = mode
         self.asker = asker
+        self.read_only_turn = False
+        """The running turn is decided as in read-only mode, whatever ``mode`` says (a
+        ``/review`` turn: ``session/commands.py``); set when each prompt is admitted."""
         self._always: set[str] = set()
         self._log = log.bind(session_id=session_id)
 
@@ -181,11 +184,14 @@ class Permissions:
     async def _decide(
         self, action: Action, key: str, label: str, call: CallInfo, preview: list[View]
     ) -> Decision:
-        rule = POLICY[self.mode][action]
+        mode = Mode.READ_ONLY if self.read_only_turn else self.mode
+        rule = POLICY[mode][action]
+        if rule is Rule.REFUSE and self.read_only_turn:
+            return Decision(False, f"this turn is read-only (a review): {label} are not allowed")
         if rule is Rule.REFUSE:
-            return Decision(False, f"the session is in {self.mode} mode: {label} are not allowed")
+            return Decision(False, f"the session is in {mode} mode: {label} are not allowed")
         if rule is Rule.ALLOW:
-            return Decision(True, f"allowed by mode {self.mode}")
+            return Decision(True, f"allowed by mode {mode}")
         if key in self._always:
             return Decision(True, "allowed always for this session")
         if self.asker is None:

@@ -15,6 +15,11 @@ Other bodies (a 429's JSON) go out with ``Content-Length``. Three endings model 
 Every request is kept (``requests``) with its raw bytes, so tests can assert the body and
 that the API key appears nowhere but in the ``Authorization`` header. Connections are
 kept alive between requests, as a real server does.
+
+A session's background title request (``session/titles.py``: its system message is
+``TITLE_SYSTEM``) is kept apart, in ``title_requests``, and answered from ``titles`` (then
+``TITLE`` once those are used up) instead of the replies, so tests of turns see the requests
+of turns only, in order, whenever the title request happens to come.
 """
 
 from __future__ import annotations
@@ -30,6 +35,8 @@ from typing import Any, TypeVar
 
 import anyio
 from anyio.abc import SocketStream, TaskGroup
+
+from acp_agent.session.titles import TITLE_SYSTEM
 
 RECORDINGS = Path(__file__).parent / "recordings"
 
@@ -75,6 +82,10 @@ class Reply:
         return pieces
 
 
+TITLE = Reply("title.sse")
+"""What a title request gets by default: the title ``Greeting the world``."""
+
+
 def rate_limited(retry_after_ms: int = 20) -> Reply:
     headers = (*JSON_HEADERS, ("retry-after-ms", str(retry_after_ms)), ("retry-after", "1"))
     return Reply("rate-limited.json", status=429, headers=headers)
@@ -97,6 +108,14 @@ class Received:
     def json(self) -> Any:
         return json.loads(self.body)
 
+    @property
+    def asks_title(self) -> bool:
+        try:
+            messages = json.loads(self.body).get("messages") or [{}]
+        except (ValueError, AttributeError):
+            return False
+        return isinstance(messages[0], dict) and messages[0].get("content") == TITLE_SYSTEM
+
 
 @dataclass
 class LoopbackServer:
@@ -106,6 +125,8 @@ class LoopbackServer:
     disconnected: anyio.Event = field(default_factory=anyio.Event)
     served: list[Reply] = field(default_factory=list)
     connections: int = 0
+    titles: list[Reply] = field(default_factory=list)
+    title_requests: list[Received] = field(default_factory=list)
 
     @property
     def base_url(self) -> str:
@@ -118,6 +139,11 @@ class LoopbackServer:
             buffer = bytearray()
             while (request := await _read_request(stream, buffer)) is not None:
                 request.connection = connection
+                if request.asks_title:
+                    self.title_requests.append(request)
+                    if not await self._send_title(stream):
+                        return
+                    continue
                 self.requests.append(request)
                 refusal = self.refusal(request)
                 if refusal is not None:
@@ -130,6 +156,14 @@ class LoopbackServer:
                 self.served.append(reply)
                 if not await self._send(stream, reply):
                     return
+
+    async def _send_title(self, stream: SocketStream) -> bool:
+        """Answer a title request; the agent may hang up mid-answer (a session closed cancels
+        its title request), which ends the connection, not the server."""
+        try:
+            return await self._send(stream, self.titles.pop(0) if self.titles else TITLE)
+        except (anyio.BrokenResourceError, anyio.ClosedResourceError):
+            return False
 
     def refusal(self, request: Received) -> tuple[int, bytes] | None:
         """A status and JSON body to answer ``request`` with instead of the next reply (a

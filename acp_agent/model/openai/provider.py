@@ -287,7 +287,9 @@ class OpenAICompatible:
                 f"{self.name}: {OVERFLOWED}: the request is about {estimate} tokens "
                 f"(its characters / 4), the window {self.context_window} (nothing was sent)"
             )
-        bound = min(left, self.settings.max_output_tokens or left)
+        bound = min(
+            left, self.settings.max_output_tokens or left, request.max_output_tokens or left
+        )
         body = encode_body(self.model, request, parts, options, bound)
         self._log.debug(
             "model_request_sent",
