@@ -35,10 +35,12 @@ from acp_agent.acp.schema import (
     TerminalOutputResult,
     TerminalParams,
     ToolCallContent,
+    ToolCallContentItem,
     ToolCallLocation,
     ToolCallUpdateFields,
     WriteTextFileParams,
 )
+from acp_agent.content import TextContent
 from acp_agent.errors import PeerError, WireClosed
 from acp_agent.tools.client import ExitStatus, TerminalOutput
 from acp_agent.tools.display import DiffView, View
@@ -190,6 +192,8 @@ class AcpPermissionAsker:
         preview: list[ToolCallContent] = [
             projection.view_content(v) for v in request.preview if isinstance(v, DiffView)
         ]
+        if request.message is not None:
+            preview.append(ToolCallContentItem(TextContent(text=request.message)))
         params = RequestPermissionParams(
             self.session_id,
             ToolCallUpdateFields(
