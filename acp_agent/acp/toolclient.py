@@ -181,6 +181,11 @@ class AcpToolProgress:
         update = projection.tool_views(call_id, views)
         await self.conn.notify("session/update", SessionNotification(self.session_id, update))
 
+    async def output(self, call_id: str, text: str) -> None:
+        """Streamed: waits while the client is not reading (the tool's own task waits)."""
+        update = projection.tool_output(call_id, text)
+        await self.conn.notify("session/update", SessionNotification(self.session_id, update))
+
 
 class AcpPermissionAsker:
     def __init__(self, conn: Connection, session_id: str) -> None:
