@@ -158,7 +158,11 @@ async def _stream(tail: _Tail, live: Live) -> None:
     while True:
         await tail.grew.wait()
         tail.grew = anyio.Event()
-        await live(tail.text(LIVE_BYTES))
+        try:
+            await live(tail.text(LIVE_BYTES))
+        except Exception as exc:  # showing the output must never fail the command
+            log.warning("live_output_failed", error=str(exc))
+            return
         await anyio.sleep(LIVE_INTERVAL_S)
 
 

@@ -85,3 +85,16 @@ async def test_the_live_tail_is_bounded_from_a_line_start(
 async def test_without_progress_the_command_runs_as_before(workspace: Path) -> None:
     output = await RunCommand().run({"command": "echo hi"}, context(workspace))
     assert output.content[0].text == "$ echo hi\nhi\n[exit code 0]"  # type: ignore[union-attr]
+
+
+class BrokenProgress(RecordingProgress):
+    async def output(self, call_id: str, text: str) -> None:
+        raise RuntimeError("the card is gone")
+
+
+async def test_a_failing_display_does_not_fail_the_command(workspace: Path) -> None:
+    ctx = replace(
+        context(workspace), progress=BrokenProgress(), call=CallInfo("c1", "Run", "execute", [], {})
+    )
+    output = await RunCommand().run({"command": "echo one; echo two"}, ctx)
+    assert not output.is_error and output.content[0].text.endswith("one\ntwo\n[exit code 0]")  # type: ignore[union-attr]
