@@ -11,13 +11,14 @@ host — so a page cannot redirect the call to a host the user never allowed.
 
 Bounds: at most ``MAX_BYTES`` of (decoded) body are read, the rest is not downloaded; the
 requests together get ``TIMEOUT_S`` of network time (waiting for the user's answer does not
-count); the text out is at most ``MAX_TEXT_CHARS``, with a note when cut. ``httpx`` is imported
-at the first call, not at start-up. The body is decoded with the response's charset (else
-UTF-8, bad bytes replaced); ``text/html`` and XHTML are reduced by ``html_text.py``; other
-``text/*``, JSON, XML and JavaScript pass as they are; anything else (an image, a PDF, a zip) is
-refused with its type and size, since the model cannot read it as text. A status of 400 or more
-is an error result, with the (bounded) body. Private and loopback addresses are not refused:
-the user approves each host (the tests fetch from 127.0.0.1).
+count); the text out is at most ``MAX_TEXT_CHARS``, with a note when cut. ``httpx`` (and
+``html.parser``) are imported when first needed, not at start-up. The body is decoded with the
+response's charset (else UTF-8, bad bytes replaced); ``text/html`` and XHTML are reduced by
+``html_text.py``; other ``text/*``, JSON, XML and JavaScript pass as they are; anything else
+(an image, a PDF, a zip) is refused with its type and size, since the model cannot read it as
+text. A status of 400 or more is an error result, with the (bounded) body. Private and
+loopback addresses are not refused: the user approves each host (the tests fetch from
+127.0.0.1).
 """
 
 from __future__ import annotations
@@ -35,7 +36,6 @@ from acp_agent.content import TextContent
 from acp_agent.tools.args import parse, string
 from acp_agent.tools.base import Location, ToolContext, ToolError, ToolKind, ToolOutput
 from acp_agent.tools.guard import authorize
-from acp_agent.tools.html_text import html_to_text
 from acp_agent.tools.permissions import Action
 
 if TYPE_CHECKING:
@@ -202,7 +202,11 @@ def _text(page: _Page) -> str:
             "not text; it is not shown"
         )
     decoded = page.body.decode(_codec(page.charset), "replace")
-    return html_to_text(decoded, page.url) if kind in _HTML_TYPES else decoded
+    if kind not in _HTML_TYPES:
+        return decoded
+    from acp_agent.tools.html_text import html_to_text  # html.parser: only when a page is HTML
+
+    return html_to_text(decoded, page.url)
 
 
 def _codec(charset: str | None) -> str:
