@@ -137,6 +137,8 @@ async def test_plan_mode_refuses_edits_and_an_approved_plan_switches_the_mode(
     assert [o["currentValue"] for o in options if o["id"] == "mode"] == ["auto-edit"]
     settings = json.loads((state_dir / "sessions" / sid / "settings.json").read_text())
     assert settings["mode"] == "auto-edit"
+    results = check_journal(state_dir, sid, workspace).of_type("tool/result")
+    assert [r["isError"] for r in results] == [True, False, False, False], "journaled as any tool"
     # offered to the model only while in plan mode
     offered = ["exit_plan_mode" in r["tools"] for r in read_requests(requests)]
     assert offered == [True, True, True, False, False]
@@ -164,6 +166,8 @@ async def test_a_declined_plan_keeps_plan_mode(
     assert [u for u in updates if u["sessionUpdate"] == "current_mode_update"] == []
     settings = json.loads((state_dir / "sessions" / sid / "settings.json").read_text())
     assert settings["mode"] == "plan"
+    results = check_journal(state_dir, sid, workspace).of_type("tool/result")
+    assert [r["isError"] for r in results] == [True, True]
 
 
 async def test_multi_edit_glob_and_web_fetch_over_the_wire(
