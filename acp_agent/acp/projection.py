@@ -144,6 +144,12 @@ def tool_views(call_id: str, views: list[View]) -> SessionUpdate:
     return ToolCallProgress(call_id, content=content)
 
 
+def tool_output(call_id: str, text: str) -> SessionUpdate:
+    """A running call's output so far (a local command's tail), replacing its card's content;
+    its final result replaces it in turn. Live only: the journal keeps the result."""
+    return ToolCallProgress(call_id, content=[ToolCallContentItem(TextContent(text=text))])
+
+
 def _assistant(event: AssistantMessage) -> list[SessionUpdate]:
     updates: list[SessionUpdate] = []
     for part in event.content:

@@ -170,6 +170,7 @@ class AgentServer:
         self.sessions = sessions
         self.models = ModelOption(models)
         self.commands = SlashCommands(self.models, self._config_options)
+        sessions.on_mode_switched = self._announce_mode
         self._requests: dict[str, RequestHandler] = {
             "initialize": _typed(InitializeParams, self.initialize),
             "authenticate": _typed(AuthenticateParams, self.authenticate),
@@ -309,6 +310,10 @@ class AgentServer:
         return Then(
             result, lambda: session.observer.mode_changed(mode, self._config_options(session))
         )
+
+    async def _announce_mode(self, session: AcpSession) -> None:
+        """A mode a tool switched (``exit_plan_mode``), announced as ``set_mode``'s is."""
+        await session.observer.mode_changed(str(session.mode), self._config_options(session))
 
     def _with_commands(self, session: AcpSession, result: object) -> Then:
         """Answer ``result``, then advertise the session's slash commands."""

@@ -35,10 +35,12 @@ from acp_agent.acp.schema import (
     TerminalOutputResult,
     TerminalParams,
     ToolCallContent,
+    ToolCallContentItem,
     ToolCallLocation,
     ToolCallUpdateFields,
     WriteTextFileParams,
 )
+from acp_agent.content import TextContent
 from acp_agent.errors import PeerError, WireClosed
 from acp_agent.tools.client import ExitStatus, TerminalOutput
 from acp_agent.tools.display import DiffView, View
@@ -179,6 +181,11 @@ class AcpToolProgress:
         update = projection.tool_views(call_id, views)
         await self.conn.notify("session/update", SessionNotification(self.session_id, update))
 
+    async def output(self, call_id: str, text: str) -> None:
+        """Streamed: waits while the client is not reading (the tool's own task waits)."""
+        update = projection.tool_output(call_id, text)
+        await self.conn.notify("session/update", SessionNotification(self.session_id, update))
+
 
 class AcpPermissionAsker:
     def __init__(self, conn: Connection, session_id: str) -> None:
@@ -190,6 +197,8 @@ class AcpPermissionAsker:
         preview: list[ToolCallContent] = [
             projection.view_content(v) for v in request.preview if isinstance(v, DiffView)
         ]
+        if request.message is not None:
+            preview.append(ToolCallContentItem(TextContent(text=request.message)))
         params = RequestPermissionParams(
             self.session_id,
             ToolCallUpdateFields(

@@ -19,7 +19,7 @@ Refusals are ``errors.py``'s plain exceptions; the ACP router maps them to wire 
 
 from __future__ import annotations
 
-from collections.abc import Coroutine, Sequence
+from collections.abc import Awaitable, Callable, Coroutine, Sequence
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
@@ -99,6 +99,7 @@ class Session(Generic[Obs]):
         self.skills: list[Skill] = []
         """What ``find_skills`` found last."""
         actor.deps.system_prompt = self.system_prompt
+        actor.deps.tools.permissions.on_switch = self._switched_inside
 
     @property
     def id(self) -> str:
@@ -216,6 +217,13 @@ class Session(Generic[Obs]):
         log.info("session_mode_set", session_id=self.id, mode=str(mode))
         await self._save_settings()
 
+    async def _switched_inside(self, mode: Mode) -> None:
+        """A tool switched the mode with the user's approval (``exit_plan_mode``): kept like
+        ``set_mode``, then announced through the door's ``Sessions.on_mode_switched``."""
+        await self.set_mode(mode)
+        if self._sessions.on_mode_switched is not None:
+            await self._sessions.on_mode_switched(self)
+
     @property
     def model(self) -> str | None:
         """The spec of the model answering the session's next request (``None``: no choice)."""
@@ -309,6 +317,8 @@ class Sessions(Generic[Obs]):
         self._open: dict[str, Session[Obs]] = {}
         self._closing: dict[str, _Closing[Obs]] = {}
         """Sessions ``close`` took out of ``_open`` whose close has not ended yet."""
+        self.on_mode_switched: Callable[[Session[Obs]], Awaitable[None]] | None = None
+        """How the front door tells its client of a mode a tool switched (ACP: the server)."""
 
     def get(self, session_id: str) -> Session[Obs]:
         session = self._open.get(session_id)

@@ -30,7 +30,7 @@ SETTINGS_FILE = "settings.json"
 
 class SessionSettings(msgspec.Struct, frozen=True, omit_defaults=True):
     mode: str | None = None
-    """A ``Mode`` value (``read-only``, ``ask``, ``auto-edit``, ``full-access``)."""
+    """A ``Mode`` value (``read-only``, ``plan``, ``ask``, ``auto-edit``, ``full-access``)."""
     model: str | None = None
     """A model spec the client chose (``openai:gpt-4.1``); ``None`` is the server's default."""
     thought_level: str | None = None

@@ -26,7 +26,7 @@ from acp_agent.mcp import names as mcp_names
 from acp_agent.mcp.hub import McpHub
 from acp_agent.model.base import ToolSpec
 from acp_agent.session.admission import AdditionalContext
-from acp_agent.tools.base import Tool, ToolContext, ToolError, ToolOutput
+from acp_agent.tools.base import Conditional, Tool, ToolContext, ToolError, ToolOutput
 from acp_agent.tools.permissions import CallInfo, Permissions
 
 log = structlog.get_logger("acp_agent.tools")
@@ -78,7 +78,9 @@ class ToolRunner:
         self.context = replace(self.context, roots=tuple(roots))
 
     def specs(self) -> list[ToolSpec]:
-        return [ToolSpec(t.name, t.description, t.parameters) for t in self._all()]
+        """The tools offered now (a ``Conditional`` tool only while it says so)."""
+        offered = (t for t in self._all() if _offered(t, self.context))
+        return [ToolSpec(t.name, t.description, t.parameters) for t in offered]
 
     async def prepare(self) -> list[ToolSpec]:
         """The specs for a model request, once the session's MCP servers are connected."""
@@ -137,3 +139,7 @@ class ToolRunner:
         except Exception as exc:  # a tool bug must not take the session down
             log.exception("tool_failed", tool=call.name, call_id=call.id)
             return ToolOutput([TextContent(text=f"{call.name} failed: {exc}")], is_error=True)
+
+
+def _offered(tool: Tool, context: ToolContext) -> bool:
+    return not isinstance(tool, Conditional) or tool.offered(context)

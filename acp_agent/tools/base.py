@@ -13,7 +13,7 @@ import os
 from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
-from typing import Protocol
+from typing import Protocol, runtime_checkable
 
 import msgspec
 
@@ -33,6 +33,7 @@ class ToolKind(StrEnum):
     EXECUTE = "execute"
     THINK = "think"
     FETCH = "fetch"
+    SWITCH_MODE = "switch_mode"
     OTHER = "other"
 
 
@@ -92,6 +93,15 @@ class Tool(Protocol):
     def locations(self, arguments: dict[str, object], ctx: ToolContext) -> list[Location]: ...
 
     async def run(self, arguments: dict[str, object], ctx: ToolContext) -> ToolOutput: ...
+
+
+@runtime_checkable
+class Conditional(Protocol):
+    """A tool offered to the model only while ``offered`` says so (``exit_plan_mode``: in plan
+    mode); asked before every model request. A call made anyway still runs, and the tool
+    refuses it itself if it must."""
+
+    def offered(self, ctx: ToolContext) -> bool: ...
 
 
 def confine(path_text: str, ctx: ToolContext) -> Path:

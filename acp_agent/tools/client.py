@@ -5,7 +5,8 @@
 - ``ClientTerminals``: ``terminal/*`` (capability ``terminal``); the command runs in the editor's
   terminal, which the user sees live.
 - ``ToolProgress``: shows views of a running call (a terminal must be shown before it is
-  released). Always present in a server; ``None`` in bare tool tests.
+  released), or its output so far (a local command's tail, ``run_command``), each replacing
+  what the call's card showed. Always present in a server; ``None`` in bare tool tests.
 
 The ACP implementations live in ``acp/toolclient.py``; tests pass in-memory twins.
 """
@@ -50,3 +51,7 @@ class ClientTerminals(Protocol):
 
 class ToolProgress(Protocol):
     async def show(self, call_id: str, views: list[View]) -> None: ...
+
+    async def output(self, call_id: str, text: str) -> None:
+        """The running call's output so far (bounded by the tool), as its card's content."""
+        ...

@@ -77,16 +77,25 @@ class EditFile:
 
 def replace(text: str, args: EditFileArgs) -> tuple[str, int]:
     """The edited text and how many occurrences were replaced; ``ToolError`` if ambiguous."""
-    if not args.old_string:
-        raise ToolError(f"{NAME}: old_string is empty (use write_file to create a file)")
-    if args.old_string == args.new_string:
-        raise ToolError(f"{NAME}: old_string and new_string are the same; nothing to change")
-    count = text.count(args.old_string)
+    return substitute(text, args.old_string, args.new_string, args.replace_all, NAME, args.path)
+
+
+def substitute(
+    text: str, old: str, new: str, replace_all: bool, tool: str, where: str
+) -> tuple[str, int]:
+    """``text`` with ``old`` replaced by ``new`` and the count; ``ToolError`` (prefixed ``tool``,
+    naming ``where``) when ``old`` is empty, unchanged, missing, or ambiguous without
+    ``replace_all``. Shared by ``edit_file`` and ``multi_edit``."""
+    if not old:
+        raise ToolError(f"{tool}: old_string is empty (use write_file to create a file)")
+    if old == new:
+        raise ToolError(f"{tool}: old_string and new_string are the same; nothing to change")
+    count = text.count(old)
     if count == 0:
-        raise ToolError(f"{NAME}: old_string was not found in {args.path} (it must match exactly)")
-    if count > 1 and not args.replace_all:
+        raise ToolError(f"{tool}: old_string was not found in {where} (it must match exactly)")
+    if count > 1 and not replace_all:
         raise ToolError(
-            f"{NAME}: old_string occurs {count} times in {args.path}; add surrounding lines to "
+            f"{tool}: old_string occurs {count} times in {where}; add surrounding lines to "
             "make it unique, or set replace_all"
         )
-    return text.replace(args.old_string, args.new_string), count
+    return text.replace(old, new), count

@@ -5,22 +5,29 @@ Theory of operation
 Every session has one ``Permissions``: its mode, the actions the user allowed for the rest of the
 session ("allow always"), and an asker (the ACP client's ``session/request_permission``; ``None``
 when nobody can be asked). Reading (``read_file``, ``list_dir``, ``search``) and the plan never
-ask. Writing files (``write_file``, ``edit_file``: action ``edit``), running commands
-(``run_command``: action ``execute``) and calling an MCP server's tool (``mcp/tool.py``: action
-``mcp-read`` for a tool annotated ``readOnlyHint: true``, else ``mcp``) call ``decide`` first,
-*after* computing what they would do (so the request can show the diff) and *before* touching
-anything. ``POLICY`` is the table:
+ask. Writing files (``write_file``, ``edit_file``, ``multi_edit``: action ``edit``), running
+commands (``run_command``: action ``execute``), fetching a URL (``web_fetch``: action ``fetch``)
+and calling an MCP server's tool (``mcp/tool.py``: action ``mcp-read`` for a tool annotated
+``readOnlyHint: true``, else ``mcp``) call ``decide`` first, *after* computing what they would
+do (so the request can show the diff) and *before* touching anything. ``POLICY`` is the table:
 
-| mode | edit | execute | mcp-read | mcp |
-|---|---|---|---|---|
-| ``read-only`` | refused | refused | allowed | refused |
-| ``ask`` (default) | ask | ask | ask | ask |
-| ``auto-edit`` | allowed | ask | allowed | ask |
-| ``full-access`` | allowed | allowed | allowed | allowed |
+| mode | edit | execute | fetch | mcp-read | mcp |
+|---|---|---|---|---|---|
+| ``read-only`` | refused | refused | refused | allowed | refused |
+| ``plan`` | refused | refused | refused | allowed | refused |
+| ``ask`` (default) | ask | ask | ask | ask | ask |
+| ``auto-edit`` | allowed | ask | ask | allowed | ask |
+| ``full-access`` | allowed | allowed | allowed | allowed | allowed |
+
+``plan`` is ``read-only`` for the model to plan in: it leaves it only through ``exit_plan_mode``
+(``plan_mode.py``), which asks the user and, approved, switches the mode with ``switch`` — the
+session listens (``on_switch``: it persists the mode and tells the client, as a client's
+``session/set_mode`` would).
 
 An answer ``allow_always`` remembers the call's *key* for the session: ``edit`` for every file
 write, ``execute:<program>`` for commands that are a plain program with arguments (no shell
-operators), else ``execute:<the exact command line>``, ``mcp:<server>:<tool>`` for an MCP tool.
+operators), else ``execute:<the exact command line>``, ``fetch:<host>`` for fetches from one
+host, ``mcp:<server>:<tool>`` for an MCP tool.
 A remembered key skips the question where the table says ask, never where it says refused. The
 ``cancelled`` outcome (the client cancelled the prompt turn while asking) cancels the call: it
 does not run and its result says so.
@@ -32,6 +39,7 @@ as the ``configOptions`` entry ``mode`` (``category: "mode"``).
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Protocol
@@ -46,6 +54,7 @@ log = structlog.get_logger("acp_agent.tools")
 
 class Mode(StrEnum):
     READ_ONLY = "read-only"
+    PLAN = "plan"
     ASK = "ask"
     AUTO_EDIT = "auto-edit"
     FULL_ACCESS = "full-access"
@@ -60,6 +69,11 @@ class ModeInfo:
 
 MODES: tuple[ModeInfo, ...] = (
     ModeInfo(Mode.READ_ONLY, "Read only", "Read and search files; no edits, no commands"),
+    ModeInfo(
+        Mode.PLAN,
+        "Plan",
+        "Read, search and write a plan; leaving plan mode to carry it out is asked",
+    ),
     ModeInfo(Mode.ASK, "Ask", "Ask before every file edit and every command"),
     ModeInfo(
         Mode.AUTO_EDIT, "Auto-edit", "Edit files in the workspace freely; ask before commands"
@@ -72,6 +86,7 @@ DEFAULT_MODE = Mode.ASK
 class Action(StrEnum):
     EDIT = "edit"
     EXECUTE = "execute"
+    FETCH = "fetch"
     MCP_READ = "mcp-read"
     MCP = "mcp"
 
@@ -83,16 +98,21 @@ class Rule(StrEnum):
 
 
 _A, _Q, _R = Rule.ALLOW, Rule.ASK, Rule.REFUSE
-_ACTIONS = (Action.EDIT, Action.EXECUTE, Action.MCP_READ, Action.MCP)
+_ACTIONS = (Action.EDIT, Action.EXECUTE, Action.FETCH, Action.MCP_READ, Action.MCP)
 POLICY: dict[Mode, dict[Action, Rule]] = {
     mode: dict(zip(_ACTIONS, rules, strict=True))
     for mode, rules in (
-        (Mode.READ_ONLY, (_R, _R, _A, _R)),
-        (Mode.ASK, (_Q, _Q, _Q, _Q)),
-        (Mode.AUTO_EDIT, (_A, _Q, _A, _Q)),
-        (Mode.FULL_ACCESS, (_A, _A, _A, _A)),
+        (Mode.READ_ONLY, (_R, _R, _R, _A, _R)),
+        (Mode.PLAN, (_R, _R, _R, _A, _R)),
+        (Mode.ASK, (_Q, _Q, _Q, _Q, _Q)),
+        (Mode.AUTO_EDIT, (_A, _Q, _Q, _A, _Q)),
+        (Mode.FULL_ACCESS, (_A, _A, _A, _A, _A)),
     )
 }
+PLAN_MODE_HINT = (
+    "read, search and plan (todo_write), then propose the plan with exit_plan_mode, "
+    "which asks the user to leave plan mode"
+)
 
 
 class OptionKind(StrEnum):
@@ -124,6 +144,8 @@ class PermissionRequest(msgspec.Struct, frozen=True):
     call: CallInfo
     options: list[PermissionOption]
     preview: list[View] = msgspec.field(default_factory=list)
+    message: str | None = None
+    """Text for the user to read before answering (the plan ``exit_plan_mode`` proposes)."""
 
 
 class AskFailed(Exception):
@@ -159,8 +181,19 @@ class Permissions:
         self.read_only_turn = False
         """The running turn is decided as in read-only mode, whatever ``mode`` says (a
         ``/review`` turn: ``session/commands.py``); set when each prompt is admitted."""
+        self.on_switch: Callable[[Mode], Awaitable[None]] | None = None
+        """Set by the session: persists a mode switched from inside and tells the client."""
         self._always: set[str] = set()
         self._log = log.bind(session_id=session_id)
+
+    async def switch(self, mode: Mode) -> None:
+        """The session goes to ``mode`` because the user approved it inside a turn (a tool
+        asked); through the session when it listens, so it is kept and announced."""
+        self._log.info("mode_switched", mode=str(mode), previous=str(self.mode))
+        if self.on_switch is None:
+            self.mode = mode
+        else:
+            await self.on_switch(mode)
 
     def remembered(self, key: str) -> bool:
         return key in self._always
@@ -189,7 +222,10 @@ class Permissions:
         if rule is Rule.REFUSE and self.read_only_turn:
             return Decision(False, f"this turn is read-only (a review): {label} are not allowed")
         if rule is Rule.REFUSE:
-            return Decision(False, f"the session is in {mode} mode: {label} are not allowed")
+            reason = f"the session is in {mode} mode: {label} are not allowed"
+            if mode is Mode.PLAN:
+                reason += f" ({PLAN_MODE_HINT})"
+            return Decision(False, reason)
         if rule is Rule.ALLOW:
             return Decision(True, f"allowed by mode {mode}")
         if key in self._always:

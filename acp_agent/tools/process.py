@@ -33,6 +33,13 @@ once its group is in ``_LIVE`` and the kill-on-every-way-out ``try`` is entered.
 command has run only if its group is in ``_LIVE`` or has been killed*. A shell whose gate closes
 unopened (spawning failed or was cancelled, or this process died) exits having run nothing.
 
+*Live output.* Given a ``live`` callback, the output's tail (the last ``LIVE_BYTES``, from a line
+start) is handed to it while the command runs: as soon as the first bytes arrive, then at most
+every ``LIVE_INTERVAL_S`` while more arrive, from a task of its own (a slow callback — a client
+not reading — delays only the next update, never the draining). It ends with the drain: nothing
+is handed over after ``run_local`` returns, so the caller's final result comes after every live
+update.
+
 All of it runs on the event loop's thread (``kill_all`` too: the signal watcher is a task), so
 ``_LIVE`` needs no lock; what matters is which steps have an ``await`` between them.
 """
@@ -43,6 +50,7 @@ import contextlib
 import os
 import signal
 import subprocess
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from types import TracebackType
 
@@ -62,6 +70,11 @@ with stdin from ``/dev/null``. End of file instead of a line: exit, running noth
 _LIVE: set[int] = set()
 DETACHED_GRACE_S = 0.3
 """How long after the shell's exit the output pipe may take to end (see the docstring)."""
+LIVE_INTERVAL_S = 0.25
+"""Live output updates are at least this far apart."""
+LIVE_BYTES = 8 << 10
+"""A live update shows at most this much of the output's end."""
+Live = Callable[[str], Awaitable[None]]
 
 
 @dataclass(frozen=True)
@@ -83,8 +96,11 @@ class _Watch:
     exited: bool = False
 
 
-async def run_local(command: str, cwd: str, timeout_s: float, limit: int) -> Finished:
-    """Run ``command`` to its end or its timeout. Raises ``OSError`` if the shell cannot start.
+async def run_local(
+    command: str, cwd: str, timeout_s: float, limit: int, live: Live | None = None
+) -> Finished:
+    """Run ``command`` to its end or its timeout, handing its output's tail to ``live`` while it
+    runs (see the docstring). Raises ``OSError`` if the shell cannot start.
 
     The group enters ``_LIVE`` before the gate opens (no ``await`` between spawning and
     registering, none between registering and the ``try``) and leaves it when it is killed."""
@@ -96,7 +112,7 @@ async def run_local(command: str, cwd: str, timeout_s: float, limit: int) -> Fin
         try:
             gate.open()
             with deadline:
-                await _drain(process, tail, watch)
+                await _drain(process, tail, watch, live)
         finally:
             await _end(process)
     timed_out = deadline.cancelled_caught and not watch.exited
@@ -117,18 +133,37 @@ async def _spawn(command: str, cwd: str, gate: int) -> anyio.abc.Process:
     )
 
 
-async def _drain(process: anyio.abc.Process, tail: _Tail, watch: _Watch) -> None:
+async def _drain(
+    process: anyio.abc.Process, tail: _Tail, watch: _Watch, live: Live | None = None
+) -> None:
     """Read the output until the shell has exited and the pipe has ended, or until
-    ``DETACHED_GRACE_S`` after the exit if something outside the group holds the pipe open."""
+    ``DETACHED_GRACE_S`` after the exit if something outside the group holds the pipe open;
+    meanwhile hand its tail to ``live``."""
     assert process.stdout is not None
     async with anyio.create_task_group() as tg:
         tg.start_soon(tail.read, process.stdout)
+        if live is not None:
+            tg.start_soon(_stream, tail, live)
         await process.wait()
         watch.exited = True
         _kill_live(process.pid)  # leftovers holding the pipe open go with the shell
         with anyio.move_on_after(DETACHED_GRACE_S):
             await tail.eof.wait()
         tg.cancel_scope.cancel()  # a detached holder of the pipe is not waited for
+
+
+async def _stream(tail: _Tail, live: Live) -> None:
+    """Hand the tail to ``live`` each time it grew, at most every ``LIVE_INTERVAL_S``; until
+    cancelled (the drain ended)."""
+    while True:
+        await tail.grew.wait()
+        tail.grew = anyio.Event()
+        try:
+            await live(tail.text(LIVE_BYTES))
+        except Exception as exc:  # showing the output must never fail the command
+            log.warning("live_output_failed", error=str(exc))
+            return
+        await anyio.sleep(LIVE_INTERVAL_S)
 
 
 async def _end(process: anyio.abc.Process) -> None:
@@ -219,6 +254,8 @@ class _Tail:
         self.dropped = 0
         self.ended = False
         self.eof = anyio.Event()
+        self.grew = anyio.Event()
+        """Set when bytes arrived; the live stream replaces it with a fresh one as it reads."""
 
     async def read(self, stream: anyio.abc.ByteReceiveStream) -> None:
         async for chunk in stream:
@@ -227,14 +264,22 @@ class _Tail:
             if excess > 0:
                 del self.data[:excess]
                 self.dropped += excess
+            self.grew.set()
         self.ended = True
         self.eof.set()
 
-    def text(self) -> str:
+    def text(self, last: int | None = None) -> str:
+        """What was kept, or its ``last`` bytes from the first line start in them."""
         data = bytes(self.data)
-        if self.dropped:  # do not start in the middle of a UTF-8 sequence
-            while data and data[0] & 0xC0 == 0x80:
-                data = data[1:]
+        if last is not None and len(data) > last:
+            cut_mid_line = data[-last - 1] != ord("\n")
+            data = data[-last:]
+            newline = data.find(b"\n") if cut_mid_line else -1
+            data = data[newline + 1 :] if 0 <= newline < len(data) - 1 else data
+        elif not self.dropped:
+            return data.decode("utf-8", "replace")
+        while data and data[0] & 0xC0 == 0x80:  # do not start in a UTF-8 sequence
+            data = data[1:]
         return data.decode("utf-8", "replace")
 
 

@@ -4,13 +4,29 @@ from __future__ import annotations
 
 from acp_agent.tools.base import Tool
 from acp_agent.tools.edit_file import EditFile
+from acp_agent.tools.glob_files import Glob
 from acp_agent.tools.list_dir import ListDir
+from acp_agent.tools.multi_edit import MultiEdit
+from acp_agent.tools.plan_mode import ExitPlanMode
 from acp_agent.tools.read_file import ReadFile
 from acp_agent.tools.run_command import RunCommand
 from acp_agent.tools.search import Search
 from acp_agent.tools.todo import TodoWrite
+from acp_agent.tools.web_fetch import WebFetch
 from acp_agent.tools.write_file import WriteFile
 
 
 def coding_tools() -> list[Tool]:
-    return [ReadFile(), ListDir(), Search(), WriteFile(), EditFile(), RunCommand(), TodoWrite()]
+    return [
+        ReadFile(),
+        ListDir(),
+        Search(),
+        Glob(),
+        WriteFile(),
+        EditFile(),
+        MultiEdit(),
+        RunCommand(),
+        TodoWrite(),
+        WebFetch(),
+        ExitPlanMode(),
+    ]

@@ -14,6 +14,9 @@ inside the session roots. A non-zero exit, a kill or a timeout make the result a
 output is in it either way. The result is bounded: the output's last ``OUTPUT_LIMIT`` bytes, the
 command echoed up to ``MAX_ECHO_CHARS``. A shell that exited while a detached process (its own
 session) still holds the output open is reported by its exit status, with ``DETACHED_NOTE``.
+A local command's output reaches the call's card while it runs (``ToolProgress.output``: its
+last ``process.LIVE_BYTES``, at most every ``process.LIVE_INTERVAL_S``), each update replacing
+the last, the final result replacing them all.
 """
 
 from __future__ import annotations
@@ -41,7 +44,7 @@ from acp_agent.tools.client import ClientTerminals, ExitStatus, TerminalOutput
 from acp_agent.tools.display import TerminalView, shown_as
 from acp_agent.tools.guard import authorize, command_key
 from acp_agent.tools.permissions import Action
-from acp_agent.tools.process import SHELL, Finished, run_local
+from acp_agent.tools.process import SHELL, Finished, Live, run_local
 
 log = structlog.get_logger("acp_agent.tools")
 
@@ -106,16 +109,29 @@ class RunCommand:
         timeout_s = min(max(args.timeout_ms, 1), MAX_TIMEOUT_MS) / 1000
         if ctx.terminals is not None:
             return await _in_terminal(ctx, ctx.terminals, args.command, cwd, timeout_s)
-        return await _locally(args.command, cwd, timeout_s)
+        return await _locally(ctx, args.command, cwd, timeout_s)
 
 
-async def _locally(command: str, cwd: Path, timeout_s: float) -> ToolOutput:
+async def _locally(ctx: ToolContext, command: str, cwd: Path, timeout_s: float) -> ToolOutput:
     try:
-        done = await run_local(command, str(cwd), timeout_s, OUTPUT_LIMIT)
+        done = await run_local(command, str(cwd), timeout_s, OUTPUT_LIMIT, _live(ctx, command))
     except OSError as exc:
         raise ToolError(f"{NAME}: cannot start {SHELL}: {exc}") from exc
     text = report(command, done)
     return ToolOutput([TextContent(text=text)], is_error=failed(done))
+
+
+def _live(ctx: ToolContext, command: str) -> Live | None:
+    """Where a local command's output goes while it runs: the call's card (``process.py``
+    bounds and throttles it), shown like the final result, ``$ COMMAND`` first."""
+    progress, call = ctx.progress, ctx.call
+    if progress is None or call is None:
+        return None
+
+    async def show(tail: str) -> None:
+        await progress.output(call.id, f"$ {_echoed(command)}\n{tail.rstrip(chr(10))}")
+
+    return show
 
 
 async def _in_terminal(

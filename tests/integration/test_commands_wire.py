@@ -197,7 +197,7 @@ async def test_mode_and_model_are_typed_shortcuts_of_the_config_options(
     # an unknown name: -32602 whose message lists the modes there are
     assert unknown["error"]["code"] == -32602
     assert "unknown mode 'yolo'" in unknown["error"]["message"]
-    assert "read-only, ask, auto-edit, full-access" in unknown["error"]["message"]
+    assert "read-only, plan, ask, auto-edit, full-access" in unknown["error"]["message"]
     assert unknown["error"]["data"] == {"path": "$.prompt"}
     assert listed["result"] == {"stopReason": "end_turn"}
     # the script model is the only model here: nothing to switch to, said plainly

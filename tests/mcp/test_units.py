@@ -56,6 +56,7 @@ def test_the_permission_table_for_mcp_tools() -> None:
     table = {mode: (POLICY[mode][Action.MCP_READ], POLICY[mode][Action.MCP]) for mode in Mode}
     assert table == {
         Mode.READ_ONLY: (Rule.ALLOW, Rule.REFUSE),
+        Mode.PLAN: (Rule.ALLOW, Rule.REFUSE),  # read-only for planning (docs/tools.md)
         Mode.ASK: (Rule.ASK, Rule.ASK),
         Mode.AUTO_EDIT: (Rule.ALLOW, Rule.ASK),
         Mode.FULL_ACCESS: (Rule.ALLOW, Rule.ALLOW),

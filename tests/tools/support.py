@@ -47,9 +47,13 @@ class ScriptedAsker:
 @dataclass
 class RecordingProgress:
     shown: list[tuple[str, list[View]]] = field(default_factory=list)
+    outputs: list[tuple[str, str]] = field(default_factory=list)
 
     async def show(self, call_id: str, views: list[View]) -> None:
         self.shown.append((call_id, views))
+
+    async def output(self, call_id: str, text: str) -> None:
+        self.outputs.append((call_id, text))
 
 
 def context(

@@ -243,6 +243,7 @@ async def test_modes_and_the_mode_option_stay_in_sync(
         assert result["modes"]["currentModeId"] == "ask"
         assert [m["id"] for m in result["modes"]["availableModes"]] == [
             "read-only",
+            "plan",
             "ask",
             "auto-edit",
             "full-access",

@@ -1,0 +1,184 @@
+"""``glob {pattern, path?}``: the files whose path matches a glob pattern, newest first.
+
+The pattern is matched against each file's path relative to ``path`` (default the cwd; a
+directory inside the session roots), segment by segment with ``fnmatch`` rules, case-sensitive:
+``*``, ``?`` and ``[...]`` never cross a ``/``; a ``**`` segment matches any number of
+directories, none included (``**/*.py`` is every Python file, ``src/*.py`` only those directly
+in ``src``). Names starting with a dot match like any other. Only files are answered (a link to
+a file counts when its target stays inside the roots), not directories.
+
+The walk is ``search.py``'s: sorted, not following directory links, skipping the same
+version-control and tool caches (``SKIP_DIRS``: ``.git`` ...), pruned at the pattern's depth
+when it has no ``**``, at most ``MAX_SCANNED`` entries. Results are sorted by modification time,
+newest first (what changed last is what the model most likely wants), then by path; at most
+``MAX_RESULTS`` paths (relative to the cwd when inside it), the rest counted. A worker thread
+that stops once the call is cancelled. Local disk (ACP has no listing in the client's file
+system).
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import os
+import stat
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import anyio
+import msgspec
+
+from acp_agent.content import TextContent
+from acp_agent.tools.args import parse, string
+from acp_agent.tools.base import (
+    Location,
+    ToolContext,
+    ToolError,
+    ToolKind,
+    ToolOutput,
+    confine,
+    shown,
+)
+from acp_agent.tools.search import SKIP_DIRS
+
+NAME = "glob"
+MAX_RESULTS = 200
+MAX_SCANNED = 50_000
+MAX_PATTERN_CHARS = 1000
+
+
+class GlobArgs(msgspec.Struct, frozen=True):
+    pattern: str
+    path: str = "."
+
+
+class Glob:
+    name = NAME
+    description = (
+        "Find files by path pattern under `path` (default the working directory): `*`, `?` "
+        "and `[abc]` match within one path segment, `**` any number of directories (e.g. "
+        "`**/*.py`, `src/**/test_*.py`). Answers matching file paths, most recently modified "
+        f"first, at most {MAX_RESULTS}. Skips `.git`, `node_modules` and tool caches."
+    )
+    kind = ToolKind.SEARCH
+    parameters: dict[str, object] = {  # noqa: RUF012 - a JSON schema, read only
+        "type": "object",
+        "properties": {
+            "pattern": {"type": "string", "description": "glob pattern, e.g. `**/*.py`"},
+            "path": {"type": "string", "description": "directory to search (default `.`)"},
+        },
+        "required": ["pattern"],
+    }
+
+    def title(self, arguments: dict[str, object]) -> str:
+        pattern, path = string(arguments, "pattern"), string(arguments, "path")
+        where = f" in {path}" if path and path != "." else ""
+        return f"Find {pattern}{where}" if pattern is not None else "Find files"
+
+    def locations(self, arguments: dict[str, object], ctx: ToolContext) -> list[Location]:
+        where = shown(string(arguments, "path") or ".", ctx)
+        return [Location(where)] if where else []
+
+    async def run(self, arguments: dict[str, object], ctx: ToolContext) -> ToolOutput:
+        args = parse(arguments, GlobArgs, NAME)
+        segments = pattern_segments(args.pattern)
+        top = confine(args.path, ctx)
+        if not top.is_dir():
+            raise ToolError(f"{NAME}: {top} is not a directory")
+        roots = tuple(root.resolve() for root in ctx.all_roots())
+        walk = _Walk(segments, top, ctx.cwd.resolve(), roots)
+        try:
+            await anyio.to_thread.run_sync(walk.run, abandon_on_cancel=True)
+        finally:
+            walk.stop.set()
+        return ToolOutput([TextContent(text=walk.report(args.pattern))])
+
+
+def pattern_segments(pattern: str) -> list[str]:
+    """The pattern's segments, consecutive ``**`` merged; ``ToolError`` for a pattern that is
+    empty, too long, absolute or climbs out with ``..``."""
+    if not pattern.strip():
+        raise ToolError(f"{NAME}: the pattern is empty")
+    if len(pattern) > MAX_PATTERN_CHARS:
+        raise ToolError(f"{NAME}: the pattern is longer than {MAX_PATTERN_CHARS} characters")
+    if pattern.startswith("/"):
+        raise ToolError(f"{NAME}: the pattern must be relative; put the directory in `path`")
+    segments: list[str] = []
+    for segment in pattern.split("/"):
+        if segment == "..":
+            raise ToolError(f"{NAME}: `..` is not allowed in the pattern; use `path`")
+        if segment in ("", ".") or (segment == "**" and segments[-1:] == ["**"]):
+            continue
+        segments.append(segment)
+    if not segments:
+        raise ToolError(f"{NAME}: the pattern {pattern!r} names no files")
+    return segments
+
+
+def matches(segments: list[str], parts: tuple[str, ...]) -> bool:
+    """Whether the path ``parts`` matches the pattern ``segments`` (``**``: any number of
+    parts, none included)."""
+    if not segments:
+        return not parts
+    head, rest = segments[0], segments[1:]
+    if head == "**":
+        return any(matches(rest, parts[skip:]) for skip in range(len(parts) + 1))
+    return bool(parts) and fnmatch.fnmatchcase(parts[0], head) and matches(rest, parts[1:])
+
+
+@dataclass
+class _Walk:
+    segments: list[str]
+    top: Path
+    cwd: Path
+    roots: tuple[Path, ...]
+    stop: threading.Event = field(default_factory=threading.Event)
+    found: list[tuple[float, str]] = field(default_factory=list)
+    scanned: int = 0
+    stopped: str | None = None
+
+    def run(self) -> None:
+        depth = None if "**" in self.segments else len(self.segments)
+        for directory, dirs, names in os.walk(self.top):
+            here = Path(directory).relative_to(self.top).parts
+            if depth is not None and len(here) + 1 >= depth:
+                dirs[:] = []  # deeper files cannot match
+            dirs[:] = sorted(d for d in dirs if d not in SKIP_DIRS)
+            for name in sorted(names):
+                if self.stop.is_set():
+                    return
+                self.scanned += 1
+                if self.scanned > MAX_SCANNED:
+                    self.stopped = f"stopped after scanning {MAX_SCANNED} entries"
+                    return
+                if matches(self.segments, (*here, name)):
+                    self._add(Path(directory, name))
+
+    def _add(self, path: Path) -> None:
+        """A file whose name matched: kept if it is a file (a link's target too) inside the
+        roots."""
+        try:
+            real = path.resolve()
+            info = os.stat(real)
+        except (OSError, RuntimeError):
+            return
+        if not stat.S_ISREG(info.st_mode) or not any(real.is_relative_to(r) for r in self.roots):
+            return
+        self.found.append((info.st_mtime, self._shown(path)))
+
+    def _shown(self, path: Path) -> str:
+        return str(path.relative_to(self.cwd)) if path.is_relative_to(self.cwd) else str(path)
+
+    def report(self, pattern: str) -> str:
+        if not self.found:
+            hint = "" if "/" in pattern else f" (for every depth, try **/{pattern})"
+            note = f" [{self.stopped}]" if self.stopped else ""
+            return f"no files match {pattern!r} in {self.top}{hint}{note}"
+        ordered = sorted(self.found, key=lambda item: (-item[0], item[1]))
+        lines = [shown_path for _, shown_path in ordered[:MAX_RESULTS]]
+        notes = []
+        if len(ordered) > MAX_RESULTS:
+            notes.append(f"{len(ordered) - MAX_RESULTS} more files match; narrow the pattern")
+        if self.stopped:
+            notes.append(f"{self.stopped}; narrow `path` for more")
+        return "\n".join([*lines, *(f"[{n}]" for n in notes)])
