@@ -6,6 +6,7 @@
 | ``BadSessionId`` | -32602 | ``path``: ``$.sessionId`` (one to open) or ``$._meta.acp_agent.sessionId`` (asked for) |
 | ``SessionIdInUse`` | -32602 | ``sessionId`` |
 | ``ForkRefused`` | -32602 | ``sessionId``, ``seq`` |
+| ``SessionBusy`` | -32602 | ``reason``: ``session_busy``, ``sessionId`` |
 | ``SessionUnavailable`` | -32603 | ``reason`` (``journal_locked`` / ``journal_unreadable``), ``sessionId``; locked: ``holderPid`` (``null`` if unreadable) |
 | ``UnknownModel`` | -32602 | ``path``: ``$.value`` |
 | ``ModelKeyMissing`` | -32000 auth required | ``authMethodId``, ``env`` |
@@ -28,6 +29,7 @@ from acp_agent.session.errors import (
     ForkRefused,
     IdRole,
     ModelKeyMissing,
+    SessionBusy,
     SessionError,
     SessionIdInUse,
     SessionUnavailable,
@@ -47,6 +49,8 @@ def wire_error(exc: SessionError) -> RpcError:
             return InvalidParams(message, {"path": ID_PATHS[role]})
         case SessionIdInUse(session_id=sid):
             return InvalidParams(message, {"sessionId": sid})
+        case SessionBusy(session_id=sid):
+            return InvalidParams(message, {"reason": "session_busy", "sessionId": sid})
         case ForkRefused(session_id=sid, seq=seq):
             return InvalidParams(message, {"sessionId": sid, "seq": seq})
         case SessionUnavailable(session_id=sid):

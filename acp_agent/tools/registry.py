@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from acp_agent.tools.ask_user import AskUser
 from acp_agent.tools.base import Tool
 from acp_agent.tools.edit_file import EditFile
 from acp_agent.tools.list_dir import ListDir
@@ -12,5 +13,15 @@ from acp_agent.tools.todo import TodoWrite
 from acp_agent.tools.write_file import WriteFile
 
 
-def coding_tools() -> list[Tool]:
-    return [ReadFile(), ListDir(), Search(), WriteFile(), EditFile(), RunCommand(), TodoWrite()]
+def coding_tools(*, ask_user: bool = False) -> list[Tool]:
+    """``ask_user``: the client renders elicitation forms (``elicitation.form``)."""
+    tools: list[Tool] = [
+        ReadFile(),
+        ListDir(),
+        Search(),
+        WriteFile(),
+        EditFile(),
+        RunCommand(),
+        TodoWrite(),
+    ]
+    return [*tools, AskUser()] if ask_user else tools
