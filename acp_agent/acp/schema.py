@@ -443,10 +443,11 @@ class CreateElicitationParams(_Wire, frozen=True):
     """``elicitation/create`` in form mode, tied to a session and a tool call."""
 
     session_id: str
+    mode: str
+    """``form`` (always sent: ``omit_defaults`` would drop a default)."""
     message: str
     requested_schema: JsonObject
     tool_call_id: str | None = None
-    mode: str = "form"
 
 
 class CreateElicitationResult(_Wire, frozen=True):

@@ -233,7 +233,9 @@ class AcpElicitation:
     async def ask(
         self, call_id: str | None, message: str, requested_schema: dict[str, object]
     ) -> Elicited:
-        params = CreateElicitationParams(self.session_id, message, requested_schema, call_id)
+        params = CreateElicitationParams(
+            self.session_id, "form", message, requested_schema, call_id
+        )
         result = await self.conn.request("elicitation/create", params, CreateElicitationResult)
         return Elicited(result.action, dict(result.content) if result.content else None)
 
