@@ -52,6 +52,7 @@ MAIN_SCRIPT: tuple[dict[str, Any], ...] = (
         ]
     },
     {"toolCalls": [{"id": "r2", "name": "read_file", "arguments": {"path": "slow.txt"}}]},
+    {"toolCalls": [{"id": "x1", "name": "run_command", "arguments": {"command": "sleep 30"}}]},
     {"chunks": ["partial"], "hang": True},
     {"chunks": ["busy"], "hang": True},
 )
@@ -176,22 +177,28 @@ async def test_stable_items_with_the_stable_typescript_client(
         ("cancelledAsk", "elicitation/create"),
         ("cancelledPermission", "session/request_permission"),
         ("cancelledRead", "fs/read_text_file"),
+        ("cancelledTerminal", "terminal/wait_for_exit"),
     ):
         assert run[key] == {"waiting": method, "stopReason": "cancelled"}
-    assert run["log"]["aborted"] == [
+    cancelled_methods = [
         "elicitation/create",
         "session/request_permission",
         "fs/read_text_file",
+        "terminal/wait_for_exit",
     ]
+    assert run["log"]["aborted"] == cancelled_methods
     frames = [json.loads(line) for line in run["wire"]["agent"]]
     request_ids = {f["id"]: f["method"] for f in frames if "method" in f and "id" in f}
     cancelled = [p["requestId"] for m, p in agent_methods(run) if m == "$/cancel_request"]
-    assert [request_ids[i] for i in cancelled] == [
-        "elicitation/create",
-        "session/request_permission",
-        "fs/read_text_file",
-    ]
+    assert [request_ids[i] for i in cancelled] == cancelled_methods
     assert not (workspace / "out.txt").exists()
+    # The cancelled command's terminal is still killed and released (not cancelled).
+    assert run["log"]["terminals"] == [
+        ["create", "/bin/sh"],
+        ["wait_for_exit", "t1"],
+        ["kill", "t1"],
+        ["release", "t1"],
+    ]
 
     # The client's $/cancel_request for its prompt ends it like session/cancel.
     assert run["cancelledByRequest"] == "cancelled"

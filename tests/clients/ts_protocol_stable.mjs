@@ -25,13 +25,21 @@ const agents = JSON.parse(agentsJson);
 const clientInfo = { name: "acp-agent-ts-protocol", version: "1" };
 const full = {
   fs: { readTextFile: true, writeTextFile: true },
-  terminal: false,
+  terminal: true,
   session: { notices: {} },
   elicitation: { form: {} },
 };
 
 function newLog() {
-  return { updates: [], elicitations: [], permissions: [], reads: [], pending: [], aborted: [] };
+  return {
+    updates: [],
+    elicitations: [],
+    permissions: [],
+    reads: [],
+    pending: [],
+    aborted: [],
+    terminals: [],
+  };
 }
 
 function clientApp(log, answers) {
@@ -48,8 +56,28 @@ function clientApp(log, answers) {
     })
     .onRequest("session/request_permission", ({ params, signal }) => {
       log.permissions.push(params);
+      if (params.toolCall.toolCallId === "x1") {
+        return { outcome: { outcome: "selected", optionId: "allow_once" } };
+      }
       return waitForever(log, "session/request_permission", params, signal);
     })
+    .onRequest("terminal/create", ({ params }) => {
+      log.terminals.push(["create", params.command]);
+      return { terminalId: "t1" };
+    })
+    .onRequest("terminal/wait_for_exit", ({ params, signal }) => {
+      log.terminals.push(["wait_for_exit", params.terminalId]);
+      return waitForever(log, "terminal/wait_for_exit", params, signal);
+    })
+    .onRequest("terminal/kill", ({ params }) => {
+      log.terminals.push(["kill", params.terminalId]);
+      return {};
+    })
+    .onRequest("terminal/release", ({ params }) => {
+      log.terminals.push(["release", params.terminalId]);
+      return {};
+    })
+    .onRequest("terminal/output", () => ({ output: "", truncated: false }))
     .onRequest("fs/read_text_file", ({ params, signal }) => {
       log.reads.push(params.path);
       if (params.path.endsWith("slow.txt")) {
@@ -110,6 +138,9 @@ async function mainConnection() {
     const cancelledRead = await cancelWhileWaiting(
       ctx, log, sessionId, "read slowly", "fs/read_text_file",
     );
+    const cancelledTerminal = await cancelWhileWaiting(
+      ctx, log, sessionId, "run it", "terminal/wait_for_exit",
+    );
 
     // The client cancels its own prompt request with $/cancel_request.
     const controller = new AbortController();
@@ -139,6 +170,7 @@ async function mainConnection() {
       cancelledAsk,
       cancelledPermission,
       cancelledRead,
+      cancelledTerminal,
       cancelledByRequest: cancelledByRequest.stopReason,
       delete: {
         refused,
