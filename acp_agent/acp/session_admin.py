@@ -12,8 +12,8 @@ decides what runs on the reader.
   A session being closed (its cancelled turn may wait for the client) is deleted once closed,
   off the reader. A session with a turn running or queued is refused (``SessionBusy``).
 - archive: like ``session/close`` for a session open here (its turn is cancelled, it leaves
-  the registry at once, the answer waits for the close), and the ``archived`` flag is durable
-  before the answer.
+  the registry at once, the answer waits for the close, then the flag is written); the
+  ``archived`` flag is durable before the answer.
 - set_title: normalized like the agent's own titles (whitespace collapsed, at most 80
   characters); empty is -32602. Durable before the answer; an open session tells its client
   with ``session_info_update`` after it.
@@ -65,18 +65,25 @@ class SessionAdmin:
     async def archive(self, params: SessionIdParams) -> Deferred:
         session_id = params.session_id
         live = self.sessions.find(session_id)
-        if live is not None:
-            await live.cancel()
-        closed = self.sessions.close(live) if live is not None else None
-        await self.sessions.set_archived(session_id, True)
+        if live is None:  # on disk, or being closed: refusals are answered at once
+            await self.sessions.set_archived(session_id, True)
+            return Deferred(self._closed(session_id))
+        await live.cancel()
+        closed = self.sessions.close(live)  # nothing is awaited between this and the return
 
         async def answer() -> Empty:
-            if closed is not None:
-                await closed
-            await self.sessions.wait_closed(session_id)
-            return {}
+            await closed
+            return await self._wire_errors(self._archive_closed(session_id))
 
         return Deferred(answer())
+
+    async def _closed(self, session_id: str) -> Empty:
+        await self.sessions.wait_closed(session_id)
+        return {}
+
+    async def _archive_closed(self, session_id: str) -> Empty:
+        await self.sessions.set_archived(session_id, True)
+        return {}
 
     async def unarchive(self, params: SessionIdParams) -> Empty:
         await self.sessions.set_archived(params.session_id, False)
