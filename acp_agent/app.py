@@ -127,7 +127,8 @@ def acp_wiring(
     def tools(header: SessionHeader) -> ToolRunner:
         context = client.tool_context(header)
         mcp = McpHub(tg.start_soon, header.cwd, header.id)
-        return ToolRunner(coding_tools(), context, SessionToolHooks(hooks), mcp)
+        tools = coding_tools(ask_user=context.elicitation is not None)
+        return ToolRunner(tools, context, SessionToolHooks(hooks), mcp)
 
     def admission(header: SessionHeader) -> Admission:
         return hooks.admission_for(header.cwd)

@@ -7,6 +7,7 @@
 | ``SessionIdInUse`` | -32602 | ``sessionId`` |
 | ``ForkRefused`` | -32602 | ``sessionId``, ``seq`` |
 | ``RewindRefused`` | -32602 | ``path``: ``$.toTurn``, ``sessionId``, ``toTurn`` |
+| ``SessionBusy`` | -32602 | ``reason``: ``session_busy``, ``sessionId`` |
 | ``SessionUnavailable`` | -32603 | ``reason`` (``journal_locked`` / ``journal_unreadable``), ``sessionId``; locked: ``holderPid`` (``null`` if unreadable) |
 | ``UnknownModel`` | -32602 | ``path``: ``$.value`` |
 | ``ModelKeyMissing`` | -32000 auth required | ``authMethodId``, ``env`` |
@@ -30,6 +31,7 @@ from acp_agent.session.errors import (
     IdRole,
     ModelKeyMissing,
     RewindRefused,
+    SessionBusy,
     SessionError,
     SessionIdInUse,
     SessionUnavailable,
@@ -49,6 +51,8 @@ def wire_error(exc: SessionError) -> RpcError:
             return InvalidParams(message, {"path": ID_PATHS[role]})
         case SessionIdInUse(session_id=sid):
             return InvalidParams(message, {"sessionId": sid})
+        case SessionBusy(session_id=sid):
+            return InvalidParams(message, {"reason": "session_busy", "sessionId": sid})
         case ForkRefused(session_id=sid, seq=seq):
             return InvalidParams(message, {"sessionId": sid, "seq": seq})
         case RewindRefused(session_id=sid, to_turn=to_turn):

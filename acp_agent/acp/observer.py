@@ -5,7 +5,9 @@
 ``_acp_agent/journal_error`` notification. ``AcpClientFs`` is the client's file system, handed to
 tools only when the client advertised ``fs.readTextFile``; ``AcpClient.tool_context`` adds the
 other client services tools use (``toolclient.py``). Compaction updates go only to a client
-that advertised ``session.compaction`` (``compaction_updates``).
+that advertised ``session.compaction`` (``compaction_updates``), ``notice`` updates only to one
+that advertised ``session.notices`` (``notices``): provider retries and model fallbacks
+(``Notice``), and journal errors besides ``_acp_agent/journal_error``.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from acp_agent.acp.schema import (
     ConfigOptionUpdate,
     Cost,
     CurrentModeUpdate,
+    NoticeUpdate,
     ReadTextFileParams,
     ReadTextFileResult,
     SessionConfigSelect,
@@ -33,6 +36,7 @@ from acp_agent.acp.schema import (
 )
 from acp_agent.acp.toolclient import (
     AcpClientWriter,
+    AcpElicitation,
     AcpPermissionAsker,
     AcpTerminals,
     AcpToolProgress,
@@ -41,7 +45,7 @@ from acp_agent.content import TextContent
 from acp_agent.journal.events import Entry, SessionHeader, ToolCallPart
 from acp_agent.model.base import Usage
 from acp_agent.session.compaction import COMMANDS, CompactionProgress, SlashCommand
-from acp_agent.session.ports import new_id
+from acp_agent.session.ports import Notice, NoticeKind, Severity, new_id
 from acp_agent.session.toolrun import ToolRunner
 from acp_agent.tools.base import ToolContext
 from acp_agent.tools.permissions import Permissions
@@ -60,11 +64,17 @@ class AcpObserver:
         session_id: str,
         catalog: projection.ToolCatalog,
         compaction_updates: bool = False,
+        *,
+        notices: bool = False,
+        names: projection.ToolNames | None = None,
     ) -> None:
         self.conn = conn
         self.session_id = session_id
         self.catalog = catalog
         self.compaction_updates = compaction_updates
+        self.notices = notices
+        self.names: projection.ToolNames = {} if names is None else names
+        """Tool names by ``toolCallId`` until the call's result (``projection.ToolNames``)."""
         self.cost = 0.0
         """What this session's requests cost in this process (``usage_update.cost``)."""
 
@@ -79,8 +89,10 @@ class AcpObserver:
             await self._update(update)
 
     def _project(self, entry: Entry, *, live: bool) -> list[SessionUpdate]:
-        updates = self.compaction_updates
-        return projection.project(entry, self.catalog, live=live, compaction_updates=updates)
+        updates, names = self.compaction_updates, self.names
+        return projection.project(
+            entry, self.catalog, live=live, compaction_updates=updates, names=names
+        )
 
     async def text_delta(self, message_id: str, text: str) -> None:
         await self._update(projection.text_chunk(message_id, text), urgent=False)
@@ -89,11 +101,22 @@ class AcpObserver:
         await self._update(projection.thought_chunk(message_id, text), urgent=False)
 
     async def tool_started(self, call: ToolCallPart) -> None:
-        await self._update(projection.tool_in_progress(call.id), urgent=False)
+        await self._update(projection.tool_in_progress(call.id, call.name), urgent=False)
 
     async def journal_error(self, error: str, unflushed: int) -> None:
         params = JournalErrorParams(self.session_id, error, unflushed)
         await self.conn.notify("_acp_agent/journal_error", params, urgent=True)
+        detail = f"{error} ({unflushed} event(s) not yet durable; the next flush retries them)"
+        title = "The session journal could not be written"
+        await self.notice(Notice(NoticeKind.JOURNAL_ERROR, Severity.ERROR, title, detail))
+
+    async def notice(self, notice: Notice) -> None:
+        """A ``notice`` update, for a client that advertised ``session.notices`` only."""
+        if not self.notices:
+            return
+        meta: dict[str, object] = {"acp_agent": {"kind": str(notice.kind)}}
+        update = NoticeUpdate(str(notice.severity), notice.title, notice.description, meta)
+        await self._update(update)
 
     async def titled(self, title: str) -> None:
         await self._update(SessionInfoUpdate(title=title))
@@ -165,8 +188,11 @@ class AcpClient:
         self.capabilities = ClientCapabilities()
 
     def observer(self, header: SessionHeader, tools: ToolRunner) -> AcpObserver:
-        updates = self.capabilities.compaction_updates
-        return AcpObserver(self.conn, header.id, tools, updates)
+        caps, progress = self.capabilities, tools.context.progress
+        names = progress.names if isinstance(progress, AcpToolProgress) else None
+        return AcpObserver(
+            self.conn, header.id, tools, caps.compaction_updates, notices=caps.notices, names=names
+        )
 
     def client_fs(self, session_id: str) -> AcpClientFs | None:
         if not self.capabilities.fs.read_text_file:
@@ -184,6 +210,7 @@ class AcpClient:
             terminals=AcpTerminals(conn, sid) if caps.terminal else None,
             progress=AcpToolProgress(conn, sid),
             permissions=Permissions(asker=AcpPermissionAsker(conn, sid), session_id=sid),
+            elicitation=AcpElicitation(conn, sid) if caps.elicitation_form else None,
         )
 
 

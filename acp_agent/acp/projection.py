@@ -19,6 +19,10 @@ the model's ``callId``, or the unique id the journal gave a call whose model reu
 entry carries it, so live updates and replays agree; a running call's updates (``in_progress``,
 views, permission requests) get it from the actor, which hands tools the call under that id.
 
+Every ``tool_call`` carries the tool's ``name``, and so does every ``tool_call_update``: a
+running call's from the call the actor hands over, a result's from its call, which the caller's
+``names`` (one per session: ``ToolNames``) remembers from the ``tool_call`` until the result.
+
 A tool result block carrying a view (``tools/display.py``) becomes richer tool-call content: a
 ``diff`` item next to its text; a ``terminal`` item live (the text on replay, the terminal being
 long released); a ``plan`` update after the tool call's final update.
@@ -93,19 +97,31 @@ def thought_chunk(message_id: str, text: str) -> SessionUpdate:
     return AgentThoughtChunk(TextContent(text=text), message_id)
 
 
-def tool_in_progress(call_id: str) -> SessionUpdate:
-    return ToolCallProgress(call_id, status="in_progress")
+ToolNames = dict[str, str]
+"""A session's tool names by ``toolCallId``, of the calls whose result is still to come."""
 
 
-def _tool_call(event: ToolCall, catalog: ToolCatalog) -> SessionUpdate:
+def tool_in_progress(call_id: str, name: str | None = None) -> SessionUpdate:
+    return ToolCallProgress(call_id, name, status="in_progress")
+
+
+def _tool_call(event: ToolCall, catalog: ToolCatalog, names: ToolNames) -> SessionUpdate:
     title, kind, paths = catalog.present(event.name, event.arguments)
     locations = [ToolCallLocation(path) for path in paths] or None
+    call_id = client_id(event)
+    names[call_id] = event.name
     return ToolCallStart(
-        client_id(event), title, kind, "pending", locations=locations, raw_input=event.arguments
+        call_id,
+        title,
+        kind,
+        "pending",
+        event.name,
+        locations=locations,
+        raw_input=event.arguments,
     )
 
 
-def _tool_result(event: ToolResult, *, live: bool) -> list[SessionUpdate]:
+def _tool_result(event: ToolResult, *, live: bool, name: str | None) -> list[SessionUpdate]:
     content: list[ToolCallContent] = []
     plans: list[SessionUpdate] = []
     for block in event.content:
@@ -123,7 +139,8 @@ def _tool_result(event: ToolResult, *, live: bool) -> list[SessionUpdate]:
                 content.append(text)
                 plans.append(plan_update(view))
     status = "failed" if event.is_error else "completed"
-    return [ToolCallProgress(client_id(event), status=status, content=content), *plans]
+    progress = ToolCallProgress(client_id(event), name, status=status, content=content)
+    return [progress, *plans]
 
 
 def view_content(view: DiffView | TerminalView) -> ToolCallContent:
@@ -138,10 +155,10 @@ def plan_update(view: PlanView) -> SessionUpdate:
     return PlanUpdate([PlanEntry(e.content, str(e.priority), str(e.status)) for e in view.entries])
 
 
-def tool_views(call_id: str, views: list[View]) -> SessionUpdate:
+def tool_views(call_id: str, views: list[View], name: str | None = None) -> SessionUpdate:
     """A running call shows ``views`` (a client terminal, at once, before it is released)."""
     content = [view_content(v) for v in views if isinstance(v, DiffView | TerminalView)]
-    return ToolCallProgress(call_id, content=content)
+    return ToolCallProgress(call_id, name, content=content)
 
 
 def tool_output(call_id: str, text: str) -> SessionUpdate:
@@ -203,9 +220,16 @@ def _compaction(event: Compaction, *, live: bool, updates: bool) -> list[Session
 
 
 def project(
-    entry: Entry, catalog: ToolCatalog, *, live: bool, compaction_updates: bool = False
+    entry: Entry,
+    catalog: ToolCatalog,
+    *,
+    live: bool,
+    compaction_updates: bool = False,
+    names: ToolNames | None = None,
 ) -> list[SessionUpdate]:
-    """``compaction_updates``: the client advertised ``session.compaction``."""
+    """``compaction_updates``: the client advertised ``session.compaction``. ``names``: the
+    session's ``ToolNames`` (a call's name is added, a result's taken out)."""
+    names = {} if names is None else names
     match entry.event:
         case UserMessage(id=message_id, content=content, source=src):
             if live and source_kind(src) == SourceKind.USER:
@@ -218,9 +242,9 @@ def project(
         case AssistantMessage() as event:
             return [] if live else _assistant(event)
         case ToolCall() as event:
-            return [_tool_call(event, catalog)]
+            return [_tool_call(event, catalog, names)]
         case ToolResult() as event:
-            return _tool_result(event, live=live)
+            return _tool_result(event, live=live, name=names.pop(client_id(event), None))
         case Compaction() as event:
             return _compaction(event, live=live, updates=compaction_updates)
         case _:

@@ -36,18 +36,35 @@ class FileSystemCapabilities(_Wire, frozen=True):
 class ClientSessionCapabilities(_Wire, frozen=True):
     compaction: JsonObject | None = None
     """``{}``: the client takes ``compaction_update`` / ``compaction_summary_chunk`` updates."""
+    notices: JsonObject | None = None
+    """``{}``: the client presents ``notice`` updates (none is sent otherwise)."""
     meta: JsonObject | None = _meta()
+
+
+class ElicitationCapabilities(_Wire, frozen=True):
+    form: JsonObject | None = None
+    """``{}``: the client renders ``elicitation/create`` forms (the ``ask_user`` tool)."""
+    url: JsonObject | None = None
 
 
 class ClientCapabilities(_Wire, frozen=True):
     fs: FileSystemCapabilities = FileSystemCapabilities()
     terminal: bool = False
     session: ClientSessionCapabilities | None = None
+    elicitation: ElicitationCapabilities | None = None
     meta: JsonObject | None = _meta()
 
     @property
     def compaction_updates(self) -> bool:
         return self.session is not None and self.session.compaction is not None
+
+    @property
+    def notices(self) -> bool:
+        return self.session is not None and self.session.notices is not None
+
+    @property
+    def elicitation_form(self) -> bool:
+        return self.elicitation is not None and self.elicitation.form is not None
 
 
 class Implementation(_Wire, frozen=True):
@@ -97,6 +114,13 @@ class SessionCapabilities(_Wire, frozen=True):
     fork: Empty | None = None
     additional_directories: Empty | None = None
     system_prompt: SystemPromptCapability | None = None
+    delete: Empty | None = None
+    title: Empty | None = None
+    """Unstable ``session/set_title``."""
+    status: Empty | None = None
+    """Unstable ``session/status``."""
+    archive: Empty | None = None
+    """Unstable ``session/archive`` / ``session/unarchive`` and ``session/list``'s filter."""
 
 
 class SystemPromptParam(_Wire, frozen=True):
@@ -255,6 +279,8 @@ class LoadSessionParams(_DefaultOnNull, frozen=True):
 class ListSessionsParams(_Wire, frozen=True):
     cwd: str | None = None
     cursor: str | None = None
+    archived: str | None = None
+    """Unstable ``SessionArchiveFilter``: ``exclude`` (the default), ``include``, ``only``."""
     meta: JsonObject | None = _meta()
 
 
@@ -263,6 +289,8 @@ class SessionInfo(_Wire, frozen=True):
     cwd: str
     title: str | None = None
     updated_at: str | None = None
+    archived: bool | None = None
+    """Unstable; on every listed session, since the agent advertises ``archive``."""
 
 
 class ListSessionsResult(_Wire, frozen=True):
@@ -300,6 +328,24 @@ class ForkSessionResult(_Wire, frozen=True):
 class SessionIdParams(_Wire, frozen=True):
     session_id: str
     meta: JsonObject | None = _meta()
+
+
+class SetSessionTitleParams(_Wire, frozen=True):
+    """Unstable ``session/set_title``."""
+
+    session_id: str
+    title: str
+    meta: JsonObject | None = _meta()
+
+
+class SetSessionTitleResult(_Wire, frozen=True):
+    title: str
+
+
+class SessionStatusResult(_Wire, frozen=True):
+    """Unstable ``session/status``: ``open`` (in memory here) or ``saved`` (on disk)."""
+
+    status: str
 
 
 # -- agent -> client ----------------------------------------------------------------------------
@@ -393,6 +439,24 @@ class RequestPermissionResult(_Wire, frozen=True):
     outcome: PermissionOutcome
 
 
+class CreateElicitationParams(_Wire, frozen=True):
+    """``elicitation/create`` in form mode, tied to a session and a tool call."""
+
+    session_id: str
+    mode: str
+    """``form`` (always sent: ``omit_defaults`` would drop a default)."""
+    message: str
+    requested_schema: JsonObject
+    tool_call_id: str | None = None
+
+
+class CreateElicitationResult(_Wire, frozen=True):
+    """``accept`` (with ``content``), ``decline``, ``cancel``, or a future action."""
+
+    action: str
+    content: dict[str, str | int | float | bool | list[str]] | None = None
+
+
 # -- session modes ------------------------------------------------------------------------------
 
 
@@ -467,6 +531,8 @@ class ToolCallStart(_Update, frozen=True, tag="tool_call"):
     title: str
     kind: str
     status: str
+    name: str | None = None
+    """The tool's name (ACP ``ToolCall.name``)."""
     content: list[ToolCallContent] | None = None
     locations: list[ToolCallLocation] | None = None
     raw_input: JsonObject | None = None
@@ -475,6 +541,7 @@ class ToolCallStart(_Update, frozen=True, tag="tool_call"):
 
 class ToolCallProgress(_Update, frozen=True, tag="tool_call_update"):
     tool_call_id: str
+    name: str | None = None
     status: str | None = None
     content: list[ToolCallContent] | None = None
     meta: JsonObject | None = _meta()
@@ -534,6 +601,15 @@ class PlanUpdate(_Update, frozen=True, tag="plan"):
     entries: list[PlanEntry]
 
 
+class NoticeUpdate(_Update, frozen=True, tag="notice"):
+    """Only for clients that advertised ``session.notices``: live, never history."""
+
+    severity: str
+    title: str
+    description: str | None = None
+    meta: JsonObject | None = _meta()
+
+
 class CurrentModeUpdate(_Update, frozen=True, tag="current_mode_update"):
     current_mode_id: str
 
@@ -553,6 +629,7 @@ SessionUpdate = (
     | CompactionUpdate
     | UsageUpdate
     | PlanUpdate
+    | NoticeUpdate
     | CurrentModeUpdate
     | ConfigOptionUpdate
 )

@@ -21,6 +21,10 @@ change through ``session/set_mode`` or ``session/set_config_option`` is announce
 their ``mcpServers`` (``mcp/config.py``: stdio and http, advertised as ``mcpCapabilities``) are
 checked before anything is created and become the session's MCP servers (``mcp/hub.py``),
 connected at its first model request.
+``session/delete`` and the unstable ``session/set_title``, ``session/status``,
+``session/archive`` and ``session/unarchive`` are ``session_admin.py``'s. A client's
+``$/cancel_request`` for a pending ``session/prompt`` ends it like ``session/cancel``
+(``Deferred.on_cancel``; the connection routes it).
 """
 
 from __future__ import annotations
@@ -89,16 +93,18 @@ from acp_agent.acp.schema import (
     SetConfigOptionParams,
     SetConfigOptionResult,
     SetSessionModeParams,
+    SetSessionTitleParams,
     SystemPromptCapability,
     SystemPromptModes,
 )
+from acp_agent.acp.session_admin import SessionAdmin, tell_fallback
 from acp_agent.acp.thought_option import THOUGHT_OPTION, choose_level, thought_option
 from acp_agent.errors import InternalError, InvalidParams, decode_params
 from acp_agent.journal.events import SourceKind, source, source_kind
 from acp_agent.mcp.config import McpServerConfig, journaled, parse_servers
 from acp_agent.model.openai.warm import warm_up
 from acp_agent.model.registry import ModelCatalog
-from acp_agent.session.catalog import BadCursor, list_sessions
+from acp_agent.session.catalog import ArchiveFilter, BadCursor, list_sessions
 from acp_agent.session.commands import advertised
 from acp_agent.session.errors import SessionError
 from acp_agent.session.service import PendingPrompt, Session, Sessions
@@ -109,6 +115,7 @@ from acp_agent.transport.connection import Deferred, NotificationHandler, Reques
 log = structlog.get_logger("acp_agent.acp")
 
 P = TypeVar("P")
+T = TypeVar("T")
 
 AGENT_NAME = "acp-agent"
 
@@ -171,6 +178,7 @@ class AgentServer:
         self.models = ModelOption(models)
         self.commands = SlashCommands(self.models, self._config_options)
         sessions.on_mode_switched = self._announce_mode
+        self.admin = SessionAdmin(sessions, _wire_errors)
         self._requests: dict[str, RequestHandler] = {
             "initialize": _typed(InitializeParams, self.initialize),
             "authenticate": _typed(AuthenticateParams, self.authenticate),
@@ -183,6 +191,11 @@ class AgentServer:
             "session/list": _typed(ListSessionsParams, self.list_sessions),
             "session/set_config_option": _typed(SetConfigOptionParams, self.set_config_option),
             "session/set_mode": _typed(SetSessionModeParams, self.set_mode),
+            "session/delete": _typed(SessionIdParams, self.admin.delete),
+            "session/set_title": _typed(SetSessionTitleParams, self.admin.set_title),
+            "session/status": _typed(SessionIdParams, self.admin.status),
+            "session/archive": _typed(SessionIdParams, self.admin.archive),
+            "session/unarchive": _typed(SessionIdParams, self.admin.unarchive),
             "_acp_agent/inject": _typed(InjectParams, self.inject),
             "_acp_agent/steer": _typed(SteerParams, self.steer),
             "_session/steering": _typed(SteerParams, self.session_steering),
@@ -218,6 +231,10 @@ class AgentServer:
                     fork=Empty(),
                     additional_directories=Empty(),
                     system_prompt=SystemPromptCapability(SystemPromptModes(override=Empty())),
+                    delete=Empty(),
+                    title=Empty(),
+                    status=Empty(),
+                    archive=Empty(),
                 ),
                 meta=CAPABILITIES,
             ),
@@ -321,6 +338,7 @@ class AgentServer:
         async def after() -> None:
             _warm_up(session)
             await _advertise_commands(session)
+            await tell_fallback(session)
 
         return Then(result, after)
 
@@ -409,11 +427,13 @@ class AgentServer:
         return self._with_commands(session, result)
 
     async def list_sessions(self, params: ListSessionsParams) -> ListSessionsResult:
+        archived = _archive_filter(params.archived)
+        state_dir, cwd, cursor = self.sessions.state_dir, params.cwd, params.cursor
         try:
-            page, cursor = list_sessions(self.sessions.state_dir, params.cwd, params.cursor)
+            page, cursor = list_sessions(state_dir, cwd, cursor, archived=archived)
         except BadCursor as exc:
             raise InvalidParams(str(exc), {"path": "$.cursor"}) from exc
-        infos = [SessionInfo(s.session_id, s.cwd, s.title, s.updated_at) for s in page]
+        infos = [SessionInfo(s.session_id, s.cwd, s.title, s.updated_at, s.archived) for s in page]
         return ListSessionsResult(sessions=infos, next_cursor=cursor)
 
     async def prompt(self, params: PromptParams) -> PromptResult | Deferred:
@@ -424,7 +444,8 @@ class AgentServer:
         if isinstance(ran, PromptResult):
             return ran
         pending = ran if ran is not None else await session.send(blocks)
-        return Deferred(self._answer(pending), abandoned=PromptResult(stop_reason="cancelled"))
+        cancelled = PromptResult(stop_reason="cancelled")
+        return Deferred(self._answer(pending), abandoned=cancelled, on_cancel=session.cancel)
 
     async def _answer(self, pending: PendingPrompt) -> PromptResult:
         return outcome_result(await pending.outcome())
@@ -525,6 +546,25 @@ def _kept_cwd(session: AcpSession, requested: str) -> dict[str, str] | None:
 async def _advertise_commands(session: AcpSession) -> None:
     """The built-in slash commands and the session's skills, read again now."""
     await session.observer.advertise_commands(advertised(await session.find_skills()))
+
+
+def _archive_filter(value: str | None) -> ArchiveFilter:
+    """``session/list``'s unstable ``archived``: absent is ``exclude``; an unknown value -32602."""
+    try:
+        return ArchiveFilter(value or ArchiveFilter.EXCLUDE)
+    except ValueError:
+        choices = ", ".join(f.value for f in ArchiveFilter)
+        raise InvalidParams(
+            f"unknown archived filter {value!r}; one of {choices}", {"path": "$.archived"}
+        ) from None
+
+
+async def _wire_errors(work: Awaitable[T]) -> T:
+    """``work``'s result; a session refusal becomes its wire error (for work off the reader)."""
+    try:
+        return await work
+    except SessionError as exc:
+        raise wire_error(exc) from exc
 
 
 def _warm_up(session: AcpSession) -> None:

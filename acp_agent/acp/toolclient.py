@@ -1,4 +1,5 @@
 """The client-side services tools use, over ACP: permission requests, file writes, terminals,
+elicitation forms (``elicitation/create``, only when the client advertised ``elicitation.form``)
 and views of a running tool call.
 
 Each is built per session by ``AcpObserver.Factory`` only when the client can take it:
@@ -25,6 +26,8 @@ import structlog
 
 from acp_agent.acp import projection
 from acp_agent.acp.schema import (
+    CreateElicitationParams,
+    CreateElicitationResult,
     CreateTerminalParams,
     CreateTerminalResult,
     Empty,
@@ -42,7 +45,7 @@ from acp_agent.acp.schema import (
 )
 from acp_agent.content import TextContent
 from acp_agent.errors import PeerError, WireClosed
-from acp_agent.tools.client import ExitStatus, TerminalOutput
+from acp_agent.tools.client import Elicited, ExitStatus, TerminalOutput
 from acp_agent.tools.display import DiffView, View
 from acp_agent.tools.permissions import AskFailed, PermissionRequest
 from acp_agent.transport.connection import Connection
@@ -176,9 +179,12 @@ class AcpToolProgress:
     def __init__(self, conn: Connection, session_id: str) -> None:
         self.conn = conn
         self.session_id = session_id
+        self.names: projection.ToolNames = {}
+        """The session's tool names by ``toolCallId``, shared with its observer, which fills
+        it as it projects each ``tool_call``."""
 
     async def show(self, call_id: str, views: list[View]) -> None:
-        update = projection.tool_views(call_id, views)
+        update = projection.tool_views(call_id, views, self.names.get(call_id))
         await self.conn.notify("session/update", SessionNotification(self.session_id, update))
 
     async def output(self, call_id: str, text: str) -> None:
@@ -226,6 +232,23 @@ class AcpPermissionAsker:
                 raise AskFailed(f"the client answered an unknown outcome {outcome!r}")
 
 
+class AcpElicitation:
+    """``elicitation/create`` in form mode, tied to the session and the tool call."""
+
+    def __init__(self, conn: Connection, session_id: str) -> None:
+        self.conn = conn
+        self.session_id = session_id
+
+    async def ask(
+        self, call_id: str | None, message: str, requested_schema: dict[str, object]
+    ) -> Elicited:
+        params = CreateElicitationParams(
+            self.session_id, "form", message, requested_schema, call_id
+        )
+        result = await self.conn.request("elicitation/create", params, CreateElicitationResult)
+        return Elicited(result.action, dict(result.content) if result.content else None)
+
+
 class _ExitResult(Empty, frozen=True):
     exit_code: int | None = None
     signal: str | None = None
@@ -233,6 +256,7 @@ class _ExitResult(Empty, frozen=True):
 
 __all__ = [
     "AcpClientWriter",
+    "AcpElicitation",
     "AcpPermissionAsker",
     "AcpTerminals",
     "AcpToolProgress",

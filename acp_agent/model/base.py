@@ -125,7 +125,17 @@ class Finish(msgspec.Struct, frozen=True):
     (``msgspec.Raw`` is not hashable, so neither is a ``Finish`` that carries any.)"""
 
 
-StreamEvent = TextDelta | ThoughtDelta | ToolCallReady | Usage | Finish
+class Retrying(msgspec.Struct, frozen=True):
+    """The request failed before anything was yielded and is tried again after ``delay_ms``
+    (attempt ``attempt`` of ``1 + max_retries``): news for the user, not part of the answer."""
+
+    attempt: int
+    max_retries: int
+    reason: str
+    delay_ms: int
+
+
+StreamEvent = TextDelta | ThoughtDelta | ToolCallReady | Usage | Finish | Retrying
 
 
 class ModelError(Exception):

@@ -67,6 +67,7 @@ from acp_agent.model.base import (
     ModelError,
     ModelMessage,
     ModelRequest,
+    Retrying,
     StreamEvent,
     TextDelta,
     ThoughtDelta,
@@ -88,7 +89,14 @@ from acp_agent.session.compaction import (
 from acp_agent.session.history import History
 from acp_agent.session.machine import State, TurnMachine
 from acp_agent.session.parts import PartsBuilder, aclose_stream
-from acp_agent.session.ports import Reply, SessionDeps, SessionObserver
+from acp_agent.session.ports import (
+    Notice,
+    NoticeKind,
+    Reply,
+    SessionDeps,
+    SessionObserver,
+    Severity,
+)
 from acp_agent.session.signals import (
     Abort,
     Admitted,
@@ -136,6 +144,16 @@ def failure(exc: ModelError) -> str:
     if isinstance(exc, ContextOverflow) and "context window" not in text:
         return f"the request does not fit the model's context window: {text}"
     return text
+
+
+def retry_notice(retrying: Retrying) -> Notice:
+    description = (
+        f"Attempt {retrying.attempt} of {retrying.max_retries + 1} failed ({retrying.reason}); "
+        f"trying again in {retrying.delay_ms} ms."
+    )
+    return Notice(
+        NoticeKind.MODEL_RETRY, Severity.WARNING, "Retrying the model request", description
+    )
 
 
 @dataclass
@@ -505,6 +523,8 @@ class SessionActor:
                             await self.observer.usage(usage, self.deps.context_window)
                         case Finish(stop=finish, reasoning_details=details):
                             stop = ModelStop(finish.value)
+                        case Retrying() as retrying:
+                            await self.observer.notice(retry_notice(retrying))
         except ModelError as exc:
             self._log.warning("model_request_failed", turn=turn, step=step, error=str(exc))
             self._overflowed = isinstance(exc, ContextOverflow)

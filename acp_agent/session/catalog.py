@@ -5,7 +5,11 @@ line: ``cwd`` comes from the header, ``updatedAt`` from the journal file's mtime
 append moves it), and the title from a tiny side file ``title`` written when the first direct
 prompt of the session is admitted, and again when the model's title comes (``titles.py``).
 It is a cache (the first-prompt title is derivable from the journal), so the side file is
-written atomically but not fsynced: losing it loses nothing but a title.
+written atomically but not fsynced: losing it loses nothing but a title. A title the
+client set (unstable ``session/set_title``: ``set_client_title``) is not derivable: it is
+fsynced, and the marker ``title.client`` says it is the client's, which no title the agent
+makes may replace (``client_titled``). ``archived`` (the empty flag file ``shelf.py`` writes)
+is one ``stat``.
 
 Pages are ordered by ``updatedAt`` (newest first), then id; the cursor names the last item of the
 previous page, so sessions updated while a client pages cannot make it skip or repeat others.
@@ -17,14 +21,18 @@ import base64
 import os
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from enum import StrEnum
 from pathlib import Path
 
 import msgspec
 
 from acp_agent.journal.events import SessionHeader
+from acp_agent.journal.files import fsync_dir
 from acp_agent.journal.paths import InvalidSessionId, journal_path, session_dir, validate_session_id
 
 TITLE_FILE = "title"
+CLIENT_TITLE_MARK = "title.client"
+ARCHIVED_FILE = "archived"
 TITLE_LENGTH = 80
 PAGE_SIZE = 100
 
@@ -37,6 +45,7 @@ class SessionSummary:
     cwd: str
     updated_ns: int
     title: str | None
+    archived: bool = False
 
     @property
     def updated_at(self) -> str:
@@ -67,6 +76,26 @@ def write_title(state_dir: Path, session_id: str, title: str) -> None:
     os.replace(tmp, directory / TITLE_FILE)
 
 
+def set_client_title(state_dir: Path, session_id: str, title: str) -> None:
+    """The client's title for the session, durable once this returns, marked as the client's."""
+    directory = session_dir(state_dir, session_id)
+    tmp = directory / f".{TITLE_FILE}.tmp"
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    try:
+        os.write(fd, title.encode())
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+    os.close(os.open(directory / CLIENT_TITLE_MARK, os.O_WRONLY | os.O_CREAT, 0o600))
+    os.replace(tmp, directory / TITLE_FILE)
+    fsync_dir(directory)
+
+
+def client_titled(directory: Path) -> bool:
+    """Whether the session's title is one the client set (never to be replaced by the agent)."""
+    return (directory / CLIENT_TITLE_MARK).exists()
+
+
 def read_title(directory: Path) -> str | None:
     try:
         return (directory / TITLE_FILE).read_text(encoding="utf-8") or None
@@ -84,7 +113,8 @@ def summary(state_dir: Path, session_id: str) -> SessionSummary | None:
         updated = path.stat().st_mtime_ns
     except (OSError, msgspec.DecodeError):
         return None
-    return SessionSummary(header.id, header.cwd, updated, read_title(directory))
+    archived = (directory / ARCHIVED_FILE).exists()
+    return SessionSummary(header.id, header.cwd, updated, read_title(directory), archived)
 
 
 def all_summaries(state_dir: Path) -> list[SessionSummary]:
@@ -117,10 +147,28 @@ def decode_cursor(cursor: str) -> tuple[int, str]:
         raise BadCursor(f"invalid cursor {cursor!r}") from exc
 
 
+class ArchiveFilter(StrEnum):
+    """Unstable ``SessionArchiveFilter`` of ``session/list``."""
+
+    EXCLUDE = "exclude"
+    INCLUDE = "include"
+    ONLY = "only"
+
+    def keeps(self, item: SessionSummary) -> bool:
+        return self is ArchiveFilter.INCLUDE or item.archived == (self is ArchiveFilter.ONLY)
+
+
 def list_sessions(
-    state_dir: Path, cwd: str | None = None, cursor: str | None = None, limit: int = PAGE_SIZE
+    state_dir: Path,
+    cwd: str | None = None,
+    cursor: str | None = None,
+    limit: int = PAGE_SIZE,
+    archived: ArchiveFilter = ArchiveFilter.INCLUDE,
 ) -> tuple[list[SessionSummary], str | None]:
-    items = [s for s in all_summaries(state_dir) if cwd is None or s.cwd == cwd]
+    """A page of sessions; ``archived`` says which archive states (the CLI lists them all)."""
+    items = [
+        s for s in all_summaries(state_dir) if (cwd is None or s.cwd == cwd) and archived.keeps(s)
+    ]
     if cursor is not None:
         after = decode_cursor(cursor)
         items = [s for s in items if s.key() > after]

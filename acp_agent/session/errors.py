@@ -97,6 +97,18 @@ def locked_message(session_id: str, locked: JournalLocked) -> str:
     )
 
 
+class SessionBusy(SessionError):
+    """The session has an open or queued turn (or work still under way): it cannot be deleted
+    now. Nothing was changed."""
+
+    def __init__(self, session_id: str) -> None:
+        super().__init__(
+            f"session {session_id!r} has a turn running or queued: cancel it (session/cancel) "
+            "and wait for its prompt's answer, then delete the session"
+        )
+        self.session_id = session_id
+
+
 class ForkRefused(SessionError):
     """The fork point (or the history before it) cannot start a session; nothing was created."""
 

@@ -11,6 +11,7 @@ import time
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
+from enum import StrEnum
 from typing import Generic, Protocol, TypeVar
 
 import anyio
@@ -42,6 +43,30 @@ class Reply(Generic[T]):
         return self._value
 
 
+class NoticeKind(StrEnum):
+    """What a ``Notice`` is about (``_meta.acp_agent.kind`` of the ACP ``notice`` update)."""
+
+    MODEL_RETRY = "model_retry"
+    MODEL_FALLBACK = "model_fallback"
+    JOURNAL_ERROR = "journal_error"
+
+
+class Severity(StrEnum):
+    INFO = "info"
+    WARNING = "warning"
+    ERROR = "error"
+
+
+@dataclass(frozen=True)
+class Notice:
+    """Live information for the user that is not history (never journaled)."""
+
+    kind: NoticeKind
+    severity: Severity
+    title: str
+    description: str | None = None
+
+
 class SessionObserver(Protocol):
     """Where a session reports what happens (the ACP layer projects it onto the wire)."""
 
@@ -65,6 +90,10 @@ class SessionObserver(Protocol):
 
     async def note(self, text: str) -> None:
         """Something the user should know that is not history (never journaled)."""
+        ...
+
+    async def notice(self, notice: Notice) -> None:
+        """A provider retry or a model fallback (the ACP layer sends it as ``notice``)."""
         ...
 
 

@@ -37,14 +37,22 @@ from acp_agent.journal.paths import journal_path, session_dir
 from acp_agent.journal.writer import JournalHealth, JournalWriter
 from acp_agent.mcp.config import McpServerConfig
 from acp_agent.model.base import ModelProvider, context_window_of
+from acp_agent.session import shelf
 from acp_agent.session.actor import SessionActor
-from acp_agent.session.catalog import write_title
+from acp_agent.session.catalog import set_client_title, write_title
 from acp_agent.session.commands import RESERVED
-from acp_agent.session.errors import ModelKeyMissing, SessionIdInUse, UnknownModel, UnknownSession
+from acp_agent.session.errors import (
+    ModelKeyMissing,
+    SessionBusy,
+    SessionIdInUse,
+    UnknownModel,
+    UnknownSession,
+)
 from acp_agent.session.opening import Opened, create_journal, fork_journal, open_journal
 from acp_agent.session.ports import Reply, SessionDeps, new_id, now_ms
 from acp_agent.session.resources import with_linked_files
 from acp_agent.session.settings import SessionSettings, load_settings, save_settings
+from acp_agent.session.shelf import delete_session, existing_dir, refuse_if_held
 from acp_agent.session.signals import Outcome, Placement
 from acp_agent.session.skills import Skill, find_skills, skill_dirs, skills_prompt
 from acp_agent.session.system_prompt import SessionPrompt, render
@@ -98,6 +106,8 @@ class Session(Generic[Obs]):
         self._prompt: SessionPrompt | None = None
         self.skills: list[Skill] = []
         """What ``find_skills`` found last."""
+        self.unavailable_model: str | None = None
+        """The saved model ``restore`` could not use (the session fell back to the default)."""
         actor.deps.system_prompt = self.system_prompt
         actor.deps.tools.permissions.on_switch = self._switched_inside
 
@@ -259,6 +269,7 @@ class Session(Generic[Obs]):
             self._use_model(settings.model)
         else:
             log.warning("session_model_unavailable", session_id=self.id, model=settings.model)
+            self.unavailable_model = settings.model
 
     @property
     def takes_images(self) -> bool:
@@ -426,6 +437,47 @@ class Sessions(Generic[Obs]):
         session = self._open[header.id] = Session(actor, self, observer)
         log.info("session_started", session_id=header.id, cwd=header.cwd)
         return session
+
+    # -- on disk: delete, archive, title, status (``shelf.py``, ``catalog.py``) ----------------
+
+    def in_memory(self, session_id: str) -> bool:
+        """Open here, or being closed (unstable ``session/status``'s ``open``)."""
+        return session_id in self._open or session_id in self._closing
+
+    async def delete(self, session_id: str) -> None:
+        """Remove the session from disk, durably; one open here is closed first. Refused with
+        ``SessionBusy`` while it has a turn running or queued (nothing is changed);
+        ``UnknownSession``; ``SessionUnavailable`` when another process has it open."""
+        await self.wait_closed(session_id)
+        live = self._open.get(session_id)
+        if live is not None:
+            if not live.actor.quiescent():
+                raise SessionBusy(session_id)
+            await self.close(live)
+        await anyio.to_thread.run_sync(delete_session, self.state_dir, session_id)
+
+    async def set_archived(self, session_id: str, archived: bool) -> None:
+        """Archive (or unarchive) a session on disk; archiving one another process has open is
+        refused (``SessionUnavailable``). One open here: the caller closes it first."""
+        directory = await anyio.to_thread.run_sync(existing_dir, self.state_dir, session_id)
+        if archived and not self.in_memory(session_id):
+            await anyio.to_thread.run_sync(refuse_if_held, directory, session_id)
+        await anyio.to_thread.run_sync(shelf.set_archived, directory, archived)
+
+    async def set_title(self, session_id: str, title: str) -> Session[Obs] | None:
+        """Store the client's title (durably), which the agent's own never replaces; the
+        session, when it is open here (its title changes too)."""
+        await anyio.to_thread.run_sync(existing_dir, self.state_dir, session_id)
+        await anyio.to_thread.run_sync(set_client_title, self.state_dir, session_id, title)
+        live = self._open.get(session_id)
+        if live is not None:
+            live.actor.title = title
+        return live
+
+    async def require_known(self, session_id: str) -> None:
+        """``UnknownSession`` unless the session is in memory here or on disk."""
+        if not self.in_memory(session_id):
+            await anyio.to_thread.run_sync(existing_dir, self.state_dir, session_id)
 
     async def cancel_all(self) -> None:
         """Cancel every session's work: the open ones and those whose close still waits for it."""

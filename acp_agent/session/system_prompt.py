@@ -35,8 +35,9 @@ file's style. Prefer edit_file over rewriting a whole file.
 - Search before guessing: use search and list_dir to find code, read_file to read it.
 - Run commands with run_command (tests, builds, git); explain anything destructive first.
 - Writes and commands may be refused or need the user's permission, depending on the mode the \
-user chose (read-only, ask, auto-edit, full-access); a refused call is not an error in your \
-work: say what you wanted to do and go on.
+user chose (read-only, plan, ask, auto-edit, full-access); a refused call is not an error in \
+your work: say what you wanted to do and go on. In plan mode, read and plan (todo_write), then \
+propose the plan with exit_plan_mode.
 - Paths are relative to the working directory unless absolute; stay inside the roots.
 - Answer briefly; say what you changed and what is left to do.
 

@@ -22,7 +22,7 @@ from acp_agent.model.base import ModelProvider, Usage
 from acp_agent.model.registry import KeyNeeded
 from acp_agent.session.admission import Admission
 from acp_agent.session.compaction import DEFAULT_CONTEXT_WINDOW, CompactionProgress
-from acp_agent.session.ports import SessionObserver
+from acp_agent.session.ports import Notice, SessionObserver
 from acp_agent.session.system_prompt import PromptConfig
 from acp_agent.session.toolrun import ToolRunner
 
@@ -106,4 +106,7 @@ class NullObserver:
         pass
 
     async def note(self, text: str) -> None:
+        pass
+
+    async def notice(self, notice: Notice) -> None:
         pass

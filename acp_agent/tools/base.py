@@ -18,7 +18,7 @@ from typing import Protocol, runtime_checkable
 import msgspec
 
 from acp_agent.content import ContentBlock, TextContent
-from acp_agent.tools.client import ClientTerminals, ClientWriter, ToolProgress
+from acp_agent.tools.client import ClientElicitation, ClientTerminals, ClientWriter, ToolProgress
 from acp_agent.tools.permissions import CallInfo, Permissions
 
 
@@ -65,6 +65,7 @@ class ToolContext:
     progress: ToolProgress | None = None
     permissions: Permissions = field(default_factory=Permissions)
     call: CallInfo | None = None
+    elicitation: ClientElicitation | None = None
 
     def all_roots(self) -> tuple[Path, ...]:
         return (self.cwd, *self.roots)

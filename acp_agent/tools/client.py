@@ -4,6 +4,8 @@
   file and updates its open buffers.
 - ``ClientTerminals``: ``terminal/*`` (capability ``terminal``); the command runs in the editor's
   terminal, which the user sees live.
+- ``ClientElicitation``: ``elicitation/create`` in form mode (capability ``elicitation.form``);
+  the ``ask_user`` tool asks the user through it.
 - ``ToolProgress``: shows views of a running call (a terminal must be shown before it is
   released), or its output so far (a local command's tail, ``run_command``), each replacing
   what the call's card showed. Always present in a server; ``None`` in bare tool tests.
@@ -47,6 +49,20 @@ class ClientTerminals(Protocol):
     async def kill(self, terminal_id: str) -> None: ...
 
     async def release(self, terminal_id: str) -> None: ...
+
+
+class Elicited(msgspec.Struct, frozen=True):
+    """The client's answer to an elicitation: ``accept`` (with ``content``), ``decline``,
+    ``cancel``, or an action this agent does not know."""
+
+    action: str
+    content: dict[str, object] | None = None
+
+
+class ClientElicitation(Protocol):
+    async def ask(
+        self, call_id: str | None, message: str, requested_schema: dict[str, object]
+    ) -> Elicited: ...
 
 
 class ToolProgress(Protocol):

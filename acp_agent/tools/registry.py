@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from acp_agent.tools.ask_user import AskUser
 from acp_agent.tools.base import Tool
 from acp_agent.tools.edit_file import EditFile
 from acp_agent.tools.glob_files import Glob
@@ -16,8 +17,9 @@ from acp_agent.tools.web_fetch import WebFetch
 from acp_agent.tools.write_file import WriteFile
 
 
-def coding_tools() -> list[Tool]:
-    return [
+def coding_tools(*, ask_user: bool = False) -> list[Tool]:
+    """``ask_user``: the client renders elicitation forms (``elicitation.form``)."""
+    tools: list[Tool] = [
         ReadFile(),
         ListDir(),
         Search(),
@@ -30,3 +32,4 @@ def coding_tools() -> list[Tool]:
         WebFetch(),
         ExitPlanMode(),
     ]
+    return [*tools, AskUser()] if ask_user else tools

@@ -26,6 +26,14 @@ the client — directly, or for a turn to end, whose tools may be waiting for it
 the handler's synchronous prefix, before the ``Deferred`` is returned, is ordered with the
 messages that follow.
 
+Cancelling requests (``$/cancel_request``, a protocol-level notification, handled here and never
+routed): when the task waiting in ``request`` is cancelled (its turn was cancelled, or the
+session closed) while the client has not answered, the connection sends ``$/cancel_request``
+with that request's id and forgets it (a late answer is dropped). A ``$/cancel_request`` from
+the client for one of its requests still deferred calls that ``Deferred``'s ``on_cancel`` (a
+prompt's ends its turn like ``session/cancel``); for any other request, or an id not pending,
+it is logged and ignored, as JSON-RPC cancellation allows.
+
 Endings, each one path:
 
 - stdin EOF: ``serve()`` returns ``ServeEnd.EOF``; deferred requests keep running (the owner awaits
@@ -81,12 +89,22 @@ T = TypeVar("T")
 log = structlog.get_logger(__name__)
 
 DEFAULT_QUEUE_FRAMES = 1024
+CANCEL_REQUEST = "$/cancel_request"
 POSTED_IDS_FROM = 1 << 40
 """Ids of ``post_request`` frames count up from here: never one of ``request``'s (a counter from
 1), still exact in a JavaScript number."""
 
 RequestHandler = Callable[[msgspec.Raw | None], Awaitable[object]]
 NotificationHandler = Callable[[msgspec.Raw | None], Awaitable[None]]
+
+
+class CancelRequestParams(msgspec.Struct, frozen=True, rename="camel"):
+    """``$/cancel_request`` params (ACP ``CancelRequestNotification``)."""
+
+    request_id: int | str
+
+
+_CANCEL_DECODER = msgspec.json.Decoder(CancelRequestParams)
 
 
 class Router(Protocol):
@@ -102,14 +120,22 @@ class Deferred:
 
     ``awaitable`` may produce a ``Then``: its ``result`` is the answer, its ``after`` runs once
     the answer is queued. ``abandoned``, if not ``None``, is the answer owed should the shutdown
-    stop waiting for ``awaitable`` (``Connection.answer_abandoned``).
+    stop waiting for ``awaitable`` (``Connection.answer_abandoned``). ``on_cancel``, if not
+    ``None``, is what the client's ``$/cancel_request`` for this request does (it must not wait
+    for the client); the answer is still ``awaitable``'s.
     """
 
-    __slots__ = ("abandoned", "awaitable")
+    __slots__ = ("abandoned", "awaitable", "on_cancel")
 
-    def __init__(self, awaitable: Awaitable[object], abandoned: object | None = None) -> None:
+    def __init__(
+        self,
+        awaitable: Awaitable[object],
+        abandoned: object | None = None,
+        on_cancel: Callable[[], Awaitable[None]] | None = None,
+    ) -> None:
         self.awaitable = awaitable
         self.abandoned = abandoned
+        self.on_cancel = on_cancel
 
 
 class Then:
@@ -218,13 +244,24 @@ class Connection:
         wrong shape, ``WireClosed`` when no response can arrive.
         """
         request_id, waiter = self._outgoing.open()
+        sent = False
         try:
             if not await self._writer.put(encode_request(request_id, method, params)):
                 raise WireClosed("the connection is closed")
+            sent = True
             await waiter.done.wait()
+        except anyio.get_cancelled_exc_class():
+            if sent and not waiter.done.is_set():
+                self._cancel_outgoing(request_id, method)
+            raise
         finally:
             self._outgoing.forget(request_id)
         return decode_result(method, waiter.outcome(), result_type)
+
+    def _cancel_outgoing(self, request_id: int, method: str) -> None:
+        """Tell the client we stopped waiting for ``request_id`` (never waits)."""
+        log.info("request_cancelled", id=request_id, method=method)
+        self._writer.put_now(encode_notification(CANCEL_REQUEST, CancelRequestParams(request_id)))
 
     def post_request(self, method: str, params: object) -> bool:
         """Send a request whose answer nobody waits for; ``False`` if it was dropped.
@@ -318,6 +355,9 @@ class Connection:
 
     async def _on_notification(self, notification: IncomingNotification) -> None:
         method = notification.method
+        if method == CANCEL_REQUEST:
+            await self._on_cancel_request(notification.params)
+            return
         assert self._router is not None
         handler = self._router.notification_handler(method)
         if handler is None:
@@ -331,6 +371,23 @@ class Connection:
             )
         except Exception:
             log.exception("handler_failed", method=method)
+
+    async def _on_cancel_request(self, params: msgspec.Raw | None) -> None:
+        """The client's ``$/cancel_request``: the deferred request's ``on_cancel``, if any."""
+        try:
+            request_id = _CANCEL_DECODER.decode(params or b"{}").request_id
+        except msgspec.DecodeError as exc:
+            log.warning("cancel_request_rejected", error=str(exc))
+            return
+        on_cancel = self._deferred.on_cancel(request_id)
+        if on_cancel is None:
+            log.info("cancel_request_ignored", id=request_id, reason="nothing cancellable")
+            return
+        log.info("cancel_request_honoured", id=request_id)
+        try:
+            await on_cancel()
+        except Exception:
+            log.exception("handler_failed", method=CANCEL_REQUEST, id=request_id)
 
     async def _answer(
         self, request_id: RequestId, method: str, call: Callable[[], Awaitable[object]]
@@ -349,7 +406,7 @@ class Connection:
 
     def _start_deferred(self, request_id: RequestId, method: str, deferred: Deferred) -> None:
         assert self._task_group is not None, "use Connection as an async context manager"
-        token = self._deferred.enter(request_id, deferred.abandoned)
+        token = self._deferred.enter(request_id, deferred.abandoned, deferred.on_cancel)
         self._task_group.start_soon(self._finish_deferred, request_id, method, deferred, token)
 
     async def _finish_deferred(
@@ -408,19 +465,33 @@ class _InFlight:
     def __init__(self) -> None:
         self._tokens = itertools.count()
         self._open: dict[int, tuple[RequestId, object | None]] = {}
+        self._on_cancel: dict[int, Callable[[], Awaitable[None]]] = {}
         self._abandoned: set[int] = set()
         self._idle = anyio.Event()
         self._idle.set()
 
-    def enter(self, request_id: RequestId, abandoned: object | None) -> int:
+    def enter(
+        self,
+        request_id: RequestId,
+        abandoned: object | None,
+        on_cancel: Callable[[], Awaitable[None]] | None = None,
+    ) -> int:
         if not self._open:
             self._idle = anyio.Event()
         token = next(self._tokens)
         self._open[token] = (request_id, abandoned)
+        if on_cancel is not None:
+            self._on_cancel[token] = on_cancel
         return token
+
+    def on_cancel(self, request_id: RequestId) -> Callable[[], Awaitable[None]] | None:
+        """What cancels the open request with that id (the newest, should ids repeat)."""
+        tokens = [t for t, (rid, _) in self._open.items() if rid == request_id]
+        return self._on_cancel.get(tokens[-1]) if tokens else None
 
     def leave(self, token: int) -> None:
         self._open.pop(token, None)
+        self._on_cancel.pop(token, None)
         self._abandoned.discard(token)
         if not self._open:
             self._idle.set()

@@ -60,8 +60,8 @@ def command(*args: str) -> list[str]:
     return [sys.executable, str(PATH), *args]
 
 
-def _tools() -> list[Tool]:
-    return [*coding_tools(), Stuck()]
+def _tools(*, ask_user: bool = False) -> list[Tool]:
+    return [*coding_tools(ask_user=ask_user), Stuck()]
 
 
 if __name__ == "__main__":

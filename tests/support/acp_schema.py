@@ -17,7 +17,9 @@ So a frame is checked in three steps, each stricter than the schema's union:
    agent answers). A response's type depends on the method of the request it answers, which the
    frame does not carry, so the caller passes it (``tests.support.recording`` tracks it).
    Extension methods (``_``-prefixed) are checked for envelope shape only.
-3. The whole frame against the schema's "Agent" branch (catches e.g. an ``id`` outside int64).
+3. The whole frame against the schema's "Agent" branch (catches e.g. an ``id`` outside int64),
+   or, for a protocol-level notification (``$/cancel_request``: the "ProtocolLevel" branch, which
+   either side may send), against that branch and its type.
 
 Integer ``format``s (``uint16``, ``int64``, ...) are asserted as ranges; other formats stay
 annotations. Failures raise ``FrameValidationError``, an ``AssertionError``, so pytest shows them
@@ -26,6 +28,7 @@ as test failures.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import json
 import os
@@ -77,6 +80,8 @@ class MethodIndex:
     responses: Mapping[str, str]  # method the agent answers -> type of its ``result``
     requests: Mapping[str, str]  # method the agent calls on the client -> type of ``params``
     notifications: Mapping[str, str]  # notification the agent sends -> type of ``params``
+    protocol: Mapping[str, str] = dataclasses.field(default_factory=dict)
+    """Protocol-level notifications either side sends (``$/cancel_request``) -> type."""
 
 
 class AcpSchema:
@@ -90,8 +95,10 @@ class AcpSchema:
             responses=self._methods_of("AgentResponse", side="agent"),
             requests=self._methods_of("AgentRequest", side="client"),
             notifications=self._methods_of("AgentNotification", side="client"),
+            protocol=self._protocol_methods(),
         )
         self._agent_branch = self._branch("Agent")
+        self._protocol_branch = self._branch("ProtocolLevel")
         self._validators: dict[str, Any] = {}
         self._format_checker = _integer_format_checker()
 
@@ -126,7 +133,19 @@ class AcpSchema:
             problem = self._call_problem(frame)
         else:
             problem = self._response_problem(frame, method)
+        if problem is None and frame.get("method") in self.methods.protocol:
+            return self._problem_against(self._protocol_branch, "ProtocolLevel", dict(frame))
         return problem or self.type_problem(dict(frame), None)
+
+    def _problem_against(self, branch: JsonObject, title: str, instance: Any) -> str | None:
+        validator = Draft202012Validator(
+            {**branch, "$defs": self.defs}, format_checker=self._format_checker
+        )
+        error = best_match(validator.iter_errors(instance))
+        if error is None:
+            return None
+        where, message = _explain(error)
+        return f"not a valid {title} message at {where}: {message}"
 
     def type_problem(self, instance: Any, def_name: str | None) -> str | None:
         """Validate ``instance`` against ``$defs[def_name]`` (``None``: the "Agent" branch)."""
@@ -158,6 +177,8 @@ class AcpSchema:
         if method.startswith("_"):
             ok = params is None or isinstance(params, dict | list)
             return None if ok else f"params of {method} must be an object or array"
+        if not is_request and method in self.methods.protocol:
+            return self.type_problem(params, self.methods.protocol[method])
         table = self.methods.requests if is_request else self.methods.notifications
         if method not in table:
             known = ", ".join(sorted(table))
@@ -202,6 +223,16 @@ class AcpSchema:
             if branch.get("title") == title:
                 return dict(branch)
         raise ValueError(f"schema has no top-level {title!r} message branch")
+
+    def _protocol_methods(self) -> dict[str, str]:
+        """Method -> type of the protocol-level notifications (x-side ``protocol``)."""
+        branch = self._branch("ProtocolLevel")
+        methods: dict[str, str] = {}
+        for name in sorted(set(_refs_in(branch))):
+            definition = self.defs[name]
+            if definition.get("x-side") == "protocol" and "x-method" in definition:
+                methods[definition["x-method"]] = name
+        return methods
 
     def _methods_of(self, union: str, side: str) -> dict[str, str]:
         methods: dict[str, str] = {}

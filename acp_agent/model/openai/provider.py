@@ -11,7 +11,7 @@ Retries: a request that fails *before anything was yielded* is retried up to
 ``RetryPolicy.max_retries`` times — on HTTP 408/409/429/5xx, on connection errors and
 timeouts, and on a body that ends early — after ``retry-after-ms`` / ``retry-after`` when the
 server sends one, else after an exponential, jittered backoff. Each retry is logged
-(``model_request_retry``). Once a delta went out, a failure is final (``ModelError``): what the
+(``model_request_retry``) and yielded as ``Retrying`` (the session tells the user). Once a delta went out, a failure is final (``ModelError``): what the
 client saw cannot be taken back, and the partial answer is journaled as such. An error the
 server reports inside the stream (``reader.py``) is final too; a 200 whose stream brings
 nothing at all is retried like a broken one and, when retries run out, reported as such
@@ -52,7 +52,14 @@ import msgspec
 import structlog
 
 from acp_agent import __version__
-from acp_agent.model.base import ContextOverflow, ModelError, ModelRequest, StreamEvent, Usage
+from acp_agent.model.base import (
+    ContextOverflow,
+    ModelError,
+    ModelRequest,
+    Retrying,
+    StreamEvent,
+    Usage,
+)
 from acp_agent.model.openai.reader import ChatStreamReader, IncompleteStream
 from acp_agent.model.openai.sse import SseEvent, SseParser
 from acp_agent.model.openai.warm import ssl_context
@@ -267,6 +274,7 @@ class OpenAICompatible:
                     reason=reason,
                     delay_ms=round(delay * 1000),
                 )
+                yield Retrying(attempt, self.retry.max_retries, reason, round(delay * 1000))
                 await anyio.sleep(delay)
 
     async def aclose(self) -> None:
