@@ -22,8 +22,11 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
+from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Final, Protocol
+
+from acp_agent.journal.descriptors import DESCRIPTORS, DescriptorCache
 
 FILE_MODE: Final = 0o600
 DIR_MODE: Final = 0o700
@@ -57,43 +60,96 @@ class FileFactory(Protocol):
 
 
 class OsJournalFile:
-    def __init__(self, fd: int, size: int) -> None:
-        self._fd = fd
-        self._size = size
+    """A real journal file. Its descriptor is borrowed per operation from the process's
+    ``DescriptorCache`` (``descriptors.py``), which may close it while the journal is idle; the
+    next operation opens the file again by path and checks it is the same inode."""
+
+    def __init__(self, fd: int, path: Path, cache: DescriptorCache = DESCRIPTORS) -> None:
+        stat = os.fstat(fd)
+        self.fd = fd
+        self.path = path
+        self._inode = (stat.st_dev, stat.st_ino)
+        self._size = stat.st_size
+        self._cache = cache
+        self._closed = False
+        cache.adopt(self)
 
     @property
     def size(self) -> int:
         return self._size
 
     def write(self, data: bytes) -> int:
-        written = os.pwrite(self._fd, data, self._size)
+        with self._borrow() as fd:
+            written = os.pwrite(fd, data, self._size)
         self._size += written
         return written
 
     def fdatasync(self) -> None:
-        os.fdatasync(self._fd)
+        with self._borrow() as fd:
+            os.fdatasync(fd)
 
     def truncate(self, size: int) -> None:
-        os.ftruncate(self._fd, size)
+        with self._borrow() as fd:
+            os.ftruncate(fd, size)
         self._size = size
 
     def close(self) -> None:
-        if self._fd >= 0:
-            fd, self._fd = self._fd, -1
+        if not self._closed:
+            self._closed = True
+            if _staged.get(self.path) is self:
+                del _staged[self.path]
+            self._cache.forget(self)
+
+    # -- the Handle side (descriptors.py) ---------------------------------------------------
+
+    def reopen(self) -> int:
+        fd = os.open(self.path, os.O_WRONLY | os.O_CLOEXEC)
+        stat = os.fstat(fd)
+        if (stat.st_dev, stat.st_ino) != self._inode:
             os.close(fd)
+            raise OSError(
+                errno.ESTALE, f"journal file was replaced since it was opened: {self.path}"
+            )
+        return fd
+
+    def close_fd(self, fd: int) -> None:
+        os.close(fd)
+
+    def _borrow(self) -> AbstractContextManager[int]:
+        if self._closed:
+            raise OSError(errno.EBADF, f"journal file is closed: {self.path}")
+        return self._cache.borrow(self)
 
 
-def open_journal_file(path: Path, *, create: bool) -> OsJournalFile:
+_staged: dict[Path, OsJournalFile] = {}
+"""Files created (``create=True``) and not yet renamed into place: ``rename_journal`` moves them."""
+
+
+def open_journal_file(
+    path: Path, *, create: bool, cache: DescriptorCache = DESCRIPTORS
+) -> OsJournalFile:
     """The real ``FileFactory``."""
     flags = os.O_WRONLY | os.O_CLOEXEC | (os.O_CREAT | os.O_TRUNC if create else 0)
     fd = os.open(path, flags, FILE_MODE)
     try:
         if create:
             os.fchmod(fd, FILE_MODE)
-        return OsJournalFile(fd, os.fstat(fd).st_size)
+        file = OsJournalFile(fd, path, cache)
     except BaseException:
         os.close(fd)
         raise
+    if create:
+        _staged[path] = file
+    return file
+
+
+def rename_journal(source: Path, target: Path) -> None:
+    """``os.rename`` a journal file created by ``open_journal_file``, which may still be open:
+    its later reopens (``descriptors.py``) then look for it at ``target``."""
+    os.rename(source, target)
+    file = _staged.pop(source, None)
+    if file is not None:
+        file.path = target
 
 
 def write_private_file(path: Path, data: bytes) -> None:

@@ -11,6 +11,10 @@ from typing import Final
 SESSION_ID_RE: Final = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
 JOURNAL_NAME: Final = "journal.jsonl"
 LOCK_NAME: Final = "lock"
+"""Per session: the pid of the process that holds the session (``lock.py``)."""
+SHARED_LOCK_NAME: Final = ".locks"
+"""Per state dir, in ``sessions/``: the file whose bytes lock the sessions (``lock.py``). A
+session id starts with a letter or digit, so no session can be called that."""
 SESSIONS_DIR: Final = "sessions"
 APP_DIR: Final = "acp-agent"
 
