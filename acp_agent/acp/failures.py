@@ -6,7 +6,7 @@
 | ``BadSessionId`` | -32602 | ``path``: ``$.sessionId`` (one to open) or ``$._meta.acp_agent.sessionId`` (asked for) |
 | ``SessionIdInUse`` | -32602 | ``sessionId`` |
 | ``ForkRefused`` | -32602 | ``sessionId``, ``seq`` |
-| ``SessionUnavailable`` | -32603 | ``reason`` (``journal_locked`` / ``journal_unreadable``), ``sessionId``; locked: ``holderPid`` (``null`` if unreadable) |
+| ``SessionUnavailable`` | -32603 | ``reason`` (``journal_locked`` / ``journal_unreadable`` / ``too_many_open_files``), ``sessionId``; locked: ``holderPid`` (``null`` if unreadable) |
 | ``UnknownModel`` | -32602 | ``path``: ``$.value`` |
 | ``ModelKeyMissing`` | -32000 auth required | ``authMethodId``, ``env`` |
 
