@@ -25,7 +25,9 @@ Invariants (``tests/journal/test_descriptors.py`` holds them):
 Capacity: a quarter of the soft ``RLIMIT_NOFILE`` (so 256 under the common 1,024), the rest is
 left for stdio, pipes to tool subprocesses, sockets and MCP servers. If a reopen still meets
 ``EMFILE``/``ENFILE``, every idle journal descriptor is closed and the open is tried once more;
-if that fails too, the ``OSError`` reaches the caller (a flush reports it and retries later).
+creating or opening a session does the same (``with_room``). If that fails too, the ``OSError``
+reaches the caller: a flush reports it and retries later, an open is refused
+(``SessionUnavailable``, reason ``too_many_open_files``).
 
 Rejected: closing a journal at the end of each turn (the actor would have to say when it is
 idle, and every idle inject would pay an open and a close); keeping a descriptor per session
@@ -40,11 +42,13 @@ import threading
 from collections import OrderedDict
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import Final, Protocol
+from typing import Final, ParamSpec, Protocol, TypeVar
 
 MIN_CAPACITY: Final = 16
 MAX_CAPACITY: Final = 256
 _EXHAUSTED: Final = frozenset({errno.EMFILE, errno.ENFILE})
+P = ParamSpec("P")
+T = TypeVar("T")
 
 
 class Handle(Protocol):
@@ -107,6 +111,13 @@ class DescriptorCache:
         finally:
             self._give_back(handle)
 
+    def release_idle(self) -> int:
+        """Close every idle descriptor (for an opener that ran out); return how many."""
+        with self._lock:
+            before = self.evictions
+            self._make_room(keep=0)
+            return self.evictions - before
+
     def forget(self, handle: Handle) -> None:
         """Close the handle's descriptor for good (it is not borrowed)."""
         with self._lock:
@@ -165,3 +176,14 @@ class DescriptorCache:
 
 DESCRIPTORS: Final = DescriptorCache()
 """The process's cache; every ``OsJournalFile`` borrows from it."""
+
+
+def with_room(fn: Callable[P, T], *args: P.args, **kwargs: P.kwargs) -> T:
+    """Run ``fn``; if it runs out of descriptors while idle journals hold some, close those and
+    run it once more. For openers (``opening.py``): each undoes what it did when it fails."""
+    try:
+        return fn(*args, **kwargs)
+    except OSError as exc:
+        if exc.errno not in _EXHAUSTED or not DESCRIPTORS.release_idle():
+            raise
+    return fn(*args, **kwargs)

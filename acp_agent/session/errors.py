@@ -112,9 +112,9 @@ def exhausted_message(session_id: str, cause: OSError) -> str:
     whose = "this process" if cause.errno == errno.EMFILE else "the system"
     return (
         f"cannot open session {session_id!r}: {whose} has run out of file descriptors "
-        f"(soft limit RLIMIT_NOFILE {soft}; {cause}). Idle sessions hold none, so something "
-        "else holds them (tool or MCP processes, sockets): close some sessions, or raise the "
-        "limit (ulimit -n) and restart the agent."
+        f"(soft limit RLIMIT_NOFILE {soft}; {cause}). Idle sessions gave theirs back already; "
+        "tool or MCP processes, sockets and running turns hold the rest. Close some sessions, "
+        "or raise the limit (ulimit -n) and restart the agent."
     )
 
 

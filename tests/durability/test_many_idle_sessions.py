@@ -19,11 +19,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
-import shutil
-import sys
-import tempfile
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +26,7 @@ import pytest
 from acp import RequestError
 
 from tests.integration.support import check_journal, serve_command, write_script
+from tests.support.descriptors import FD_LIMIT, limited, open_fds
 from tests.support.durability import (
     initialize,
     journal_file,
@@ -43,7 +39,6 @@ from tests.support.recording import RecordedAgent, recorded_agent
 
 pytestmark = [pytest.mark.subprocess, pytest.mark.timeout(240)]
 
-FD_LIMIT = 1024
 COUNT = 1_200
 """More than the limit itself: with two descriptors a session, about 500 fitted."""
 OPEN_MAX = FD_LIMIT // 4 + 64
@@ -52,38 +47,9 @@ limit, ``descriptors.default_capacity``), one lock file, and the process's own (
 event loop, the thread pool's pipes) with room to spare."""
 BATCH = 100
 
-LIMITED = (
-    "import os, resource, sys; "
-    "resource.setrlimit(resource.RLIMIT_NOFILE, "
-    "(int(sys.argv[1]), resource.getrlimit(resource.RLIMIT_NOFILE)[1])); "
-    "os.execv(sys.argv[2], sys.argv[2:])"
-)
-
-
-def limited(command: list[str], nofile: int = FD_LIMIT) -> list[str]:
-    """``command`` under the soft descriptor limit ``nofile`` (the hard limit unchanged)."""
-    return [sys.executable, "-c", LIMITED, str(nofile), *command]
-
 
 def sid(index: int) -> str:
     return f"idle-{index:05d}"
-
-
-@pytest.fixture
-def shm_state() -> Iterator[Path]:
-    """A state dir on tmpfs when there is one: these tests count descriptors, and 1,200
-    ``session/new`` cost 1,200 rounds of fsyncs on a disk. Durability itself is the rest of
-    ``tests/durability``'s business."""
-    base = "/dev/shm" if os.path.isdir("/dev/shm") and os.access("/dev/shm", os.W_OK) else None
-    root = Path(tempfile.mkdtemp(prefix="acp-fds-", dir=base))
-    try:
-        yield root / "state"
-    finally:
-        shutil.rmtree(root, ignore_errors=True)
-
-
-def open_fds(pid: int) -> int:
-    return len(os.listdir(f"/proc/{pid}/fd"))
 
 
 async def create_all(agent: RecordedAgent, workspace: Path) -> None:
