@@ -8,7 +8,7 @@ that process's memory, so an open final turn or an incomplete last line is expec
 healthy ones are counted on one line.
 
 The lock is probed by ``journal.lock.current_holder`` (``F_OFD_GETLK`` on the session's byte of
-``sessions/.locks``, which takes nothing, then a shared, non-blocking ``flock`` of the previous
+``<state>/sessions.lock``, which takes nothing, then a shared, non-blocking ``flock`` of the previous
 scheme released at once: a server opening that very session in the same instant is refused once).
 """
 

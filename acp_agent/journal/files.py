@@ -10,6 +10,11 @@ the model says, whatever happened before. With ``O_APPEND`` the kernel picks the
 a write issued after a truncate that failed would land *behind* a torn fragment and bury it
 mid-file. (Only one writer ever touches a journal: ``lock.py`` makes sure of that.)
 
+An ``OsJournalFile`` does not own its descriptor for life: it borrows it from the process's
+``DescriptorCache`` for each operation, and the cache closes idle ones when room is needed
+(``descriptors.py``). Positioned writes make that cheap: a reopened descriptor needs no seek and
+nothing re-read. The path is remembered for the reopen; ``rename_journal`` moves it along.
+
 Modes: journal, lock and side files are created ``0600`` and directories ``0700``; both are
 set again with ``chmod`` after creation, because the umask may have taken bits away.
 

@@ -3,7 +3,7 @@
 Theory of operation
 -------------------
 A session is locked by an exclusive OFD byte-range lock (``fcntl`` ``F_OFD_SETLK``, Linux) on
-one byte of the shared file ``<state>/sessions/.locks``, at an offset hashed from the session
+one byte of the shared file ``<state>/sessions.lock``, at an offset hashed from the session
 id. OFD locks belong to an open file description, like ``flock``: the kernel drops them when the
 description's last descriptor closes, including when the holder dies (kill -9), so there is no
 stale lock to clean up. The file is never deleted (two openers could lock two different files).
@@ -39,7 +39,7 @@ from typing import Final
 
 from acp_agent.journal.errors import JournalLocked
 from acp_agent.journal.files import FILE_MODE
-from acp_agent.journal.paths import LOCK_NAME, SHARED_LOCK_NAME
+from acp_agent.journal.paths import LOCK_NAME, shared_lock_path
 
 _FLOCK: Final = struct.Struct(
     "hhqqi4x"
@@ -47,7 +47,7 @@ _FLOCK: Final = struct.Struct(
 
 
 class _Table:
-    """This process's description of one state dir's ``.locks``, and what it holds there."""
+    """This process's description of one state dir's ``sessions.lock``, and what it holds there."""
 
     def __init__(self, key: str, path: Path, fd: int) -> None:
         self.key = key
@@ -71,7 +71,7 @@ class SessionLock:
     def acquire(cls, directory: Path, session_id: str) -> SessionLock:
         """Lock the session in ``directory`` now, or raise ``JournalLocked`` at once."""
         pid_path = directory / LOCK_NAME
-        table = _take(directory.parent, session_id, pid_path)
+        table = _take(shared_lock_path(directory), session_id, pid_path)
         lock = cls(table, session_id, pid_path)
         try:
             _write_pid(pid_path, session_id)
@@ -91,10 +91,10 @@ class SessionLock:
                 _give_back(table, self.session_id)
 
 
-def _take(sessions: Path, session_id: str, pid_path: Path) -> _Table:
+def _take(shared: Path, session_id: str, pid_path: Path) -> _Table:
     offset = _offset(session_id)
     with _guard:
-        table = _table(sessions)
+        table = _table(shared)
         if session_id in table.held:
             raise JournalLocked(session_id, pid_path, os.getpid())
         if not table.bytes[offset]:
@@ -118,11 +118,10 @@ def _give_back(table: _Table, session_id: str) -> None:
     _close_if_unused(table)
 
 
-def _table(sessions: Path) -> _Table:
-    key = os.path.realpath(sessions)
+def _table(path: Path) -> _Table:
+    key = os.path.realpath(path)
     table = _tables.get(key)
     if table is None:
-        path = sessions / SHARED_LOCK_NAME
         fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, FILE_MODE)
         try:
             os.fchmod(fd, FILE_MODE)
@@ -175,7 +174,7 @@ def current_holder(directory: Path) -> Holder | None:
     shared, non-blocking ``flock`` released at once: a writer opening the session in that very
     instant is refused once and may retry."""
     pid_path = directory / LOCK_NAME
-    if _byte_locked(directory.parent / SHARED_LOCK_NAME, _offset(directory.name)):
+    if _byte_locked(shared_lock_path(directory), _offset(directory.name)):
         return Holder(_holder_pid(pid_path))
     try:
         fd = os.open(pid_path, os.O_RDONLY | os.O_CLOEXEC)

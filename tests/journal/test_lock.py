@@ -1,6 +1,6 @@
 """The session lock (``acp_agent/journal/lock.py``): one byte of a shared file per session.
 
-A second open file description of ``sessions/.locks`` stands in for another process where the
+A second open file description of ``<state>/sessions.lock`` stands in for another process where the
 test only needs the kernel's answer: OFD locks of two descriptions conflict even within one
 process (fcntl(2), "Open file description locks"). Real second processes are in
 ``test_writer.py`` and ``test_many_sessions.py``.
@@ -44,7 +44,7 @@ def descriptors_of(path: Path) -> list[int]:
 
 @contextmanager
 def other_description(sessions: Path) -> Iterator[int]:
-    fd = os.open(sessions / SHARED_LOCK_NAME, os.O_RDWR | os.O_CLOEXEC)
+    fd = os.open(sessions.parent / SHARED_LOCK_NAME, os.O_RDWR | os.O_CLOEXEC)
     try:
         yield fd
     finally:
@@ -64,11 +64,11 @@ def byte_free(fd: int, session_id: str) -> bool:
 
 def test_all_sessions_of_a_state_dir_share_one_descriptor(sessions: Path) -> None:
     locks = [SessionLock.acquire(sessions / sid, sid) for sid in ("a", "b", "c")]
-    assert len(descriptors_of(sessions / SHARED_LOCK_NAME)) == 1
+    assert len(descriptors_of(sessions.parent / SHARED_LOCK_NAME)) == 1
     for held in locks:
         held.release()
-    assert descriptors_of(sessions / SHARED_LOCK_NAME) == []  # closed with the last lock
-    assert (sessions / SHARED_LOCK_NAME).exists()  # and never deleted (lock.py)
+    assert descriptors_of(sessions.parent / SHARED_LOCK_NAME) == []  # closed with the last lock
+    assert (sessions.parent / SHARED_LOCK_NAME).exists()  # and never deleted (lock.py)
 
 
 def test_each_session_locks_its_own_byte_until_released(sessions: Path) -> None:
@@ -97,7 +97,7 @@ def test_the_holder_writes_its_pid_and_a_second_opener_here_is_refused(sessions:
 def test_a_byte_held_by_another_description_refuses_with_the_pid_it_wrote(
     sessions: Path,
 ) -> None:
-    SessionLock.acquire(sessions / "a", "a").release()  # creates .locks
+    SessionLock.acquire(sessions / "a", "a").release()  # creates sessions.lock
     (sessions / "a" / "lock").write_bytes(b"4242\n")
     with other_description(sessions) as fd:
         locking._set(fd, fcntl.F_WRLCK, locking._offset("a"))
@@ -148,7 +148,7 @@ def test_two_spellings_of_one_state_dir_are_one_table(sessions: Path, tmp_path: 
     with pytest.raises(JournalLocked):
         SessionLock.acquire(link / "sessions" / "a", "a")
     other = SessionLock.acquire(link / "sessions" / "b", "b")
-    assert len(descriptors_of(sessions / SHARED_LOCK_NAME)) == 1
+    assert len(descriptors_of(sessions.parent / SHARED_LOCK_NAME)) == 1
     held.release()
     other.release()
 
@@ -159,5 +159,5 @@ def test_the_shared_lock_file_is_private(sessions: Path) -> None:
         SessionLock.acquire(sessions / "a", "a").release()
     finally:
         os.umask(old)
-    assert (sessions / SHARED_LOCK_NAME).stat().st_mode & 0o777 == 0o600
+    assert (sessions.parent / SHARED_LOCK_NAME).stat().st_mode & 0o777 == 0o600
     assert (sessions / "a" / "lock").stat().st_mode & 0o777 == 0o600
