@@ -4,10 +4,11 @@ Theory of operation
 -------------------
 A journal needs its descriptor only while a flush (or a tail cut) runs on it; between turns a
 session's journal is idle. So ``OsJournalFile`` (``files.py``) does not own a descriptor for
-life: it borrows one from the process-wide ``DESCRIPTORS`` cache for each operation
-(``with DESCRIPTORS.borrow(handle) as fd``). An idle journal keeps its descriptor while there is
-room; when there is not, the least recently used idle descriptor is closed, and that journal
-opens its file again (by path, checked to be the same inode) the next time it is borrowed.
+life: it borrows one from the process-wide ``DESCRIPTORS`` cache for each operation (``take``
+then ``give_back``; ``borrow`` is the same as a context manager). An idle journal keeps its
+descriptor while there is room; when there is not, the least recently used idle descriptor is
+closed, and that journal opens its file again (by path, checked to be the same inode) the next
+time it is borrowed.
 Sessions that flush often stay at the recent end and keep theirs, so a turn costs no reopen
 unless more than ``capacity`` journals are busy at once.
 
@@ -105,11 +106,37 @@ class DescriptorCache:
 
     @contextmanager
     def borrow(self, handle: Handle) -> Iterator[int]:
-        fd = self._take(handle)
+        fd = self.take(handle)
         try:
             yield fd
         finally:
-            self._give_back(handle)
+            self.give_back(handle)
+
+    def take(self, handle: Handle) -> int:
+        """The handle's descriptor, opened again if it was closed; it stays open (and counts as
+        borrowed) until ``give_back``. ``borrow`` without the context manager, for hot paths."""
+        with self._lock:
+            self._borrowed += 1
+            if handle.fd >= 0:
+                self._idle.pop(handle, None)
+                return handle.fd
+            self._make_room()
+        try:
+            fd = self._reopen(handle)
+        except BaseException:
+            with self._lock:
+                self._borrowed -= 1
+            raise
+        handle.fd = fd  # borrowed and not idle: no other thread looks at it now
+        return fd
+
+    def give_back(self, handle: Handle) -> None:
+        """The handle is idle again, and the most recently used."""
+        with self._lock:
+            self._borrowed -= 1
+            if handle.fd >= 0:
+                self._idle[handle] = None
+                self._make_room()
 
     def release_idle(self) -> int:
         """Close every idle descriptor (for an opener that ran out); return how many."""
@@ -128,22 +155,6 @@ class DescriptorCache:
 
     # -- inside -----------------------------------------------------------------------------
 
-    def _take(self, handle: Handle) -> int:
-        with self._lock:
-            self._borrowed += 1
-            if handle.fd >= 0:
-                self._idle.pop(handle, None)
-                return handle.fd
-            self._make_room()
-        try:
-            fd = self._reopen(handle)
-        except BaseException:
-            with self._lock:
-                self._borrowed -= 1
-            raise
-        handle.fd = fd  # borrowed and not idle: no other thread looks at it now
-        return fd
-
     def _reopen(self, handle: Handle) -> int:
         try:
             fd = handle.reopen()
@@ -155,13 +166,6 @@ class DescriptorCache:
             fd = handle.reopen()
         self.reopens += 1
         return fd
-
-    def _give_back(self, handle: Handle) -> None:
-        with self._lock:
-            self._borrowed -= 1
-            if handle.fd >= 0:
-                self._idle[handle] = None
-                self._make_room()
 
     def _make_room(self, keep: int | None = None) -> None:
         """Close least recently used idle descriptors until at most ``keep`` journal

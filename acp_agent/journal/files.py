@@ -27,7 +27,6 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
-from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Final, Protocol
 
@@ -84,18 +83,27 @@ class OsJournalFile:
         return self._size
 
     def write(self, data: bytes) -> int:
-        with self._borrow() as fd:
+        fd = self._take()
+        try:
             written = os.pwrite(fd, data, self._size)
+        finally:
+            self._cache.give_back(self)
         self._size += written
         return written
 
     def fdatasync(self) -> None:
-        with self._borrow() as fd:
+        fd = self._take()
+        try:
             os.fdatasync(fd)
+        finally:
+            self._cache.give_back(self)
 
     def truncate(self, size: int) -> None:
-        with self._borrow() as fd:
+        fd = self._take()
+        try:
             os.ftruncate(fd, size)
+        finally:
+            self._cache.give_back(self)
         self._size = size
 
     def close(self) -> None:
@@ -120,10 +128,11 @@ class OsJournalFile:
     def close_fd(self, fd: int) -> None:
         os.close(fd)
 
-    def _borrow(self) -> AbstractContextManager[int]:
+    def _take(self) -> int:
+        """Borrow the descriptor (``give_back`` it after the one call it is for)."""
         if self._closed:
             raise OSError(errno.EBADF, f"journal file is closed: {self.path}")
-        return self._cache.borrow(self)
+        return self._cache.take(self)
 
 
 _staged: dict[Path, OsJournalFile] = {}
