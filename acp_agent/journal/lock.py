@@ -103,6 +103,9 @@ def _take(shared: Path, session_id: str, pid_path: Path) -> _Table:
             except (BlockingIOError, PermissionError):  # EAGAIN or EACCES: another holder
                 _close_if_unused(table)
                 raise JournalLocked(session_id, pid_path, _holder_pid(pid_path)) from None
+            except BaseException:
+                _close_if_unused(table)
+                raise
         table.bytes[offset] += 1
         table.held.add(session_id)
         return table
