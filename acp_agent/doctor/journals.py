@@ -7,8 +7,9 @@ whose lock a running process holds is a note, not a problem: its newest events m
 that process's memory, so an open final turn or an incomplete last line is expected there. The
 healthy ones are counted on one line.
 
-The lock is probed by ``journal.lock.current_holder`` (a shared, non-blocking ``flock``
-released at once; a server opening that very session in the same instant is refused once).
+The lock is probed by ``journal.lock.current_holder`` (``F_OFD_GETLK`` on the session's byte of
+``<state>/sessions.lock``, which takes nothing, then a shared, non-blocking ``flock`` of the previous
+scheme released at once: a server opening that very session in the same instant is refused once).
 """
 
 from __future__ import annotations

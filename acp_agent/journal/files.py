@@ -10,6 +10,11 @@ the model says, whatever happened before. With ``O_APPEND`` the kernel picks the
 a write issued after a truncate that failed would land *behind* a torn fragment and bury it
 mid-file. (Only one writer ever touches a journal: ``lock.py`` makes sure of that.)
 
+An ``OsJournalFile`` does not own its descriptor for life: it borrows it from the process's
+``DescriptorCache`` for each operation, and the cache closes idle ones when room is needed
+(``descriptors.py``). Positioned writes make that cheap: a reopened descriptor needs no seek and
+nothing re-read. The path is remembered for the reopen; ``rename_journal`` moves it along.
+
 Modes: journal, lock and side files are created ``0600`` and directories ``0700``; both are
 set again with ``chmod`` after creation, because the umask may have taken bits away.
 
@@ -24,6 +29,8 @@ import errno
 import os
 from pathlib import Path
 from typing import Final, Protocol
+
+from acp_agent.journal.descriptors import DESCRIPTORS, DescriptorCache
 
 FILE_MODE: Final = 0o600
 DIR_MODE: Final = 0o700
@@ -57,43 +64,106 @@ class FileFactory(Protocol):
 
 
 class OsJournalFile:
-    def __init__(self, fd: int, size: int) -> None:
-        self._fd = fd
-        self._size = size
+    """A real journal file. Its descriptor is borrowed per operation from the process's
+    ``DescriptorCache`` (``descriptors.py``), which may close it while the journal is idle; the
+    next operation opens the file again by path and checks it is the same inode."""
+
+    def __init__(self, fd: int, path: Path, cache: DescriptorCache = DESCRIPTORS) -> None:
+        stat = os.fstat(fd)
+        self.fd = fd
+        self.path = path
+        self._inode = (stat.st_dev, stat.st_ino)
+        self._size = stat.st_size
+        self._cache = cache
+        self._closed = False
+        cache.adopt(self)
 
     @property
     def size(self) -> int:
         return self._size
 
     def write(self, data: bytes) -> int:
-        written = os.pwrite(self._fd, data, self._size)
+        fd = self._take()
+        try:
+            written = os.pwrite(fd, data, self._size)
+        finally:
+            self._cache.give_back(self)
         self._size += written
         return written
 
     def fdatasync(self) -> None:
-        os.fdatasync(self._fd)
+        fd = self._take()
+        try:
+            os.fdatasync(fd)
+        finally:
+            self._cache.give_back(self)
 
     def truncate(self, size: int) -> None:
-        os.ftruncate(self._fd, size)
+        fd = self._take()
+        try:
+            os.ftruncate(fd, size)
+        finally:
+            self._cache.give_back(self)
         self._size = size
 
     def close(self) -> None:
-        if self._fd >= 0:
-            fd, self._fd = self._fd, -1
+        if not self._closed:
+            self._closed = True
+            if _staged.get(self.path) is self:
+                del _staged[self.path]
+            self._cache.forget(self)
+
+    # -- the Handle side (descriptors.py) ---------------------------------------------------
+
+    def reopen(self) -> int:
+        fd = os.open(self.path, os.O_WRONLY | os.O_CLOEXEC)
+        stat = os.fstat(fd)
+        if (stat.st_dev, stat.st_ino) != self._inode:
             os.close(fd)
+            raise OSError(
+                errno.ESTALE, f"journal file was replaced since it was opened: {self.path}"
+            )
+        return fd
+
+    def close_fd(self, fd: int) -> None:
+        os.close(fd)
+
+    def _take(self) -> int:
+        """Borrow the descriptor (``give_back`` it after the one call it is for)."""
+        if self._closed:
+            raise OSError(errno.EBADF, f"journal file is closed: {self.path}")
+        return self._cache.take(self)
 
 
-def open_journal_file(path: Path, *, create: bool) -> OsJournalFile:
+_staged: dict[Path, OsJournalFile] = {}
+"""Files created (``create=True``) and not yet renamed into place: ``rename_journal`` moves them."""
+
+
+def open_journal_file(
+    path: Path, *, create: bool, cache: DescriptorCache = DESCRIPTORS
+) -> OsJournalFile:
     """The real ``FileFactory``."""
     flags = os.O_WRONLY | os.O_CLOEXEC | (os.O_CREAT | os.O_TRUNC if create else 0)
     fd = os.open(path, flags, FILE_MODE)
     try:
         if create:
             os.fchmod(fd, FILE_MODE)
-        return OsJournalFile(fd, os.fstat(fd).st_size)
+        file = OsJournalFile(fd, path, cache)
     except BaseException:
         os.close(fd)
         raise
+    if create:
+        _staged[path] = file
+    return file
+
+
+def rename_journal(source: Path, target: Path) -> None:
+    """``os.rename`` a journal file created by ``open_journal_file``, which may still be open:
+    its later reopens (``descriptors.py``) then look for it at ``target``."""
+    os.rename(source, target)
+    file = _staged.pop(source, None)
+    if file is not None:
+        file.path = target
 
 
 def write_private_file(path: Path, data: bytes) -> None:

@@ -16,7 +16,6 @@ On any failure, whatever was acquired (lock, file) is released again.
 
 from __future__ import annotations
 
-import os
 import time
 from contextlib import ExitStack
 from pathlib import Path
@@ -27,7 +26,13 @@ import structlog
 from acp_agent.journal.disk import DurableFile
 from acp_agent.journal.errors import JournalCorrupt, JournalExists, JournalNotFound
 from acp_agent.journal.events import Entry, SessionHeader
-from acp_agent.journal.files import FileFactory, fsync_dir, make_private_dirs, write_private_file
+from acp_agent.journal.files import (
+    FileFactory,
+    fsync_dir,
+    make_private_dirs,
+    rename_journal,
+    write_private_file,
+)
 from acp_agent.journal.format import encode_header
 from acp_agent.journal.lock import SessionLock
 from acp_agent.journal.paths import JOURNAL_NAME, journal_path, validate_session_id
@@ -76,7 +81,7 @@ def _write_header(directory: Path, header: SessionHeader, factory: FileFactory) 
         undo.callback(staging.unlink, missing_ok=True)
         undo.callback(disk.close)
         disk.persist(encode_header(header))
-        os.rename(staging, final)
+        rename_journal(staging, final)
         fsync_dir(directory)
         undo.pop_all()
     return disk

@@ -11,6 +11,10 @@ from typing import Final
 SESSION_ID_RE: Final = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
 JOURNAL_NAME: Final = "journal.jsonl"
 LOCK_NAME: Final = "lock"
+"""Per session: the pid of the process that holds the session (``lock.py``)."""
+SHARED_LOCK_NAME: Final = "sessions.lock"
+"""Per state dir, beside ``sessions/`` (which holds session directories only): the file whose
+bytes lock the sessions (``lock.py``)."""
 SESSIONS_DIR: Final = "sessions"
 APP_DIR: Final = "acp-agent"
 
@@ -34,6 +38,11 @@ def validate_session_id(session_id: str) -> str:
 def session_dir(state_dir: Path, session_id: str) -> Path:
     """``<state_dir>/sessions/<id>``; the id is validated first."""
     return state_dir / SESSIONS_DIR / validate_session_id(session_id)
+
+
+def shared_lock_path(directory: Path) -> Path:
+    """``<state_dir>/sessions.lock``, for the session directory ``<state_dir>/sessions/<id>``."""
+    return directory.parent.parent / SHARED_LOCK_NAME
 
 
 def journal_path(directory: Path) -> Path:

@@ -32,7 +32,8 @@ Durability promise (keep it true; ``tests/journal/test_writer_faults.py`` holds 
   side file (``journal.tail.<ms>``) and truncates it away, never dropping bytes silently.
 
 ``create`` and ``open`` run ``opening.py`` in a worker thread; the session lock they take is
-held until ``close``.
+held until ``close``. The file's descriptor is not: ``descriptors.py`` closes it while the
+journal is idle and room is needed, and the next flush opens the file again.
 """
 
 from __future__ import annotations
@@ -44,6 +45,7 @@ import anyio
 import msgspec
 import structlog
 
+from acp_agent.journal.descriptors import with_room
 from acp_agent.journal.disk import DurableFile
 from acp_agent.journal.errors import JournalClosed, JournalFlushError
 from acp_agent.journal.events import Entry, SessionHeader
@@ -100,7 +102,9 @@ class JournalWriter:
     ) -> JournalWriter:
         factory = file_factory or default_file_factory()
         with anyio.CancelScope(shield=True):
-            disk, lock = await anyio.to_thread.run_sync(create_files, session_dir, header, factory)
+            disk, lock = await anyio.to_thread.run_sync(
+                with_room, create_files, session_dir, header, factory
+            )
         return cls(header.id, disk, lock, durable_seq=0)
 
     @classmethod
@@ -109,7 +113,9 @@ class JournalWriter:
     ) -> tuple[JournalWriter, LoadedJournal]:
         factory = file_factory or default_file_factory()
         with anyio.CancelScope(shield=True):
-            disk, lock, loaded = await anyio.to_thread.run_sync(open_files, session_dir, factory)
+            disk, lock, loaded = await anyio.to_thread.run_sync(
+                with_room, open_files, session_dir, factory
+            )
         return cls(loaded.header.id, disk, lock, durable_seq=len(loaded.entries)), loaded
 
     # -- state ------------------------------------------------------------------------------

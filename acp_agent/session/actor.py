@@ -455,7 +455,10 @@ class SessionActor:
         if self.title is not None or self.deps.remember_title is None:
             return
         self.title = title_from(plain_text(content)) or "untitled"
-        await anyio.to_thread.run_sync(self.deps.remember_title, self.title)
+        try:
+            await anyio.to_thread.run_sync(self.deps.remember_title, self.title)
+        except OSError as exc:  # the title file is a listing aid: the turn goes on without it
+            self._log.warning("session_title_unsaved", error=str(exc))
         await self.observer.titled(self.title)
 
     def _context_message(self, context: AdditionalContext) -> UserMessage:

@@ -8,7 +8,9 @@ which id it was (``IdRole``), so a front door can point at the parameter that ca
 
 from __future__ import annotations
 
+import errno
 import os
+import resource
 from enum import StrEnum
 
 from acp_agent.journal.errors import JournalError, JournalLocked
@@ -56,18 +58,21 @@ class SessionUnavailable(SessionError):
     """
 
     def __init__(self, session_id: str, cause: JournalError | OSError) -> None:
-        message = (
-            locked_message(session_id, cause)
-            if isinstance(cause, JournalLocked)
-            else f"cannot open session {session_id!r}: {cause}"
-        )
+        if isinstance(cause, JournalLocked):
+            message = locked_message(session_id, cause)
+        elif isinstance(cause, OSError) and _out_of_descriptors(cause):
+            message = exhausted_message(session_id, cause)
+        else:
+            message = f"cannot open session {session_id!r}: {cause}"
         super().__init__(message)
         self.session_id = session_id
         self.cause = cause
 
     @property
     def reason(self) -> str:
-        return "journal_locked" if isinstance(self.cause, JournalLocked) else "journal_unreadable"
+        if isinstance(self.cause, JournalLocked):
+            return "journal_locked"
+        return "too_many_open_files" if _out_of_descriptors(self.cause) else "journal_unreadable"
 
     @property
     def holder_pid(self) -> int | None:
@@ -107,6 +112,22 @@ class SessionBusy(SessionError):
             "and wait for its prompt's answer, then delete the session"
         )
         self.session_id = session_id
+
+
+def _out_of_descriptors(cause: JournalError | OSError) -> bool:
+    return isinstance(cause, OSError) and cause.errno in (errno.EMFILE, errno.ENFILE)
+
+
+def exhausted_message(session_id: str, cause: OSError) -> str:
+    """The process (EMFILE) or the system (ENFILE) has no file descriptor left."""
+    soft, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
+    whose = "this process" if cause.errno == errno.EMFILE else "the system"
+    return (
+        f"cannot open session {session_id!r}: {whose} has run out of file descriptors "
+        f"(soft limit RLIMIT_NOFILE {soft}; {cause}). Idle sessions gave theirs back already; "
+        "tool or MCP processes, sockets and running turns hold the rest. Close some sessions, "
+        "or raise the limit (ulimit -n) and restart the agent."
+    )
 
 
 class ForkRefused(SessionError):
