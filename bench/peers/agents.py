@@ -23,6 +23,7 @@ points it at the fake model's ``/<agent>/v1`` with a dummy key:
 from __future__ import annotations
 
 import json
+import platform
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -112,8 +113,16 @@ def _kimi(home: Path, base_url: str) -> Launch:
 
 CODEX_MODEL = "gpt-5.4"
 """A model codex has metadata for; with an unknown one it prints a warning chunk each turn."""
+_ARCH = {"x86_64": "x64", "amd64": "x64", "aarch64": "arm64", "arm64": "arm64"}
+CODEX_PLATFORM = f"{sys.platform}-{_ARCH.get(platform.machine().lower(), platform.machine())}"
+"""The suffix of codex-acp's npm platform package, as its node wrapper picks it."""
 CODEX_BINARY = (
-    PEERS_DIR / "codex-acp" / "node_modules" / "@zed-industries" / "codex-acp-linux-x64" / "bin"
+    PEERS_DIR
+    / "codex-acp"
+    / "node_modules"
+    / "@zed-industries"
+    / f"codex-acp-{CODEX_PLATFORM}"
+    / "bin"
 )
 
 

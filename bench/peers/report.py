@@ -10,7 +10,9 @@ import argparse
 import datetime
 import importlib.metadata
 import json
+import os
 import statistics
+import subprocess
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -303,9 +305,6 @@ def against_previous(res: dict[str, Any], old: dict[str, Any] | None) -> str:
 def run_info(
     args: argparse.Namespace, seconds: float, root: Path, load_before: float
 ) -> dict[str, Any]:
-    import os
-    import subprocess
-
     python = AGENTS["fast-agent"].interpreter
     peer_python = "?"
     if python and Path(python[0]).exists():
