@@ -53,6 +53,12 @@ ROWS = (
         life=lambda s: s.rss_initialize_kib / 1024,
     ),
     Row(
+        "new_session_ms",
+        "first `session/new` of a fresh process, request → answer",
+        "ms",
+        life=lambda s: s.new_session_ms,
+    ),
+    Row(
         "warm_prompt_ms",
         "warm prompt → first chunk",
         "ms",
@@ -115,7 +121,7 @@ def _reason(runner: Runner, key: str, row: Row) -> str:
     if row.needs == "loads" and not agent.loads:
         return "no `session/load`"
     if row.needs == "tools" and not agent.tools:
-        return "no tools (an echo)"
+        return "no tools: an echo"
     if row.floor and agent.interpreter is None:
         return "native binary"
     if row.floor and not own_floor(agent):
@@ -138,7 +144,7 @@ def versions() -> dict[str, str]:
     )
     codex = json.loads(package.read_text())["version"] if package.exists() else "?"
     return {
-        OURS: importlib.metadata.version("acp-agent"),
+        OURS: "acp-agent " + importlib.metadata.version("acp-agent"),
         "fast-agent": "fast-agent-mcp " + dist("fast-agent", "fast_agent_mcp"),
         "kimi-cli": "kimi-cli " + dist("kimi-cli", "kimi_cli"),
         "codex-acp": "@zed-industries/codex-acp " + codex,
@@ -231,8 +237,20 @@ def hi_table(res: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+def floor_gap(res: dict[str, Any]) -> str:
+    """Spawn → ``initialize`` above the interpreter's own floor, per agent with a floor."""
+    medians = {f["key"]: f["median"] for f in res["figures"]}
+    start, floor = medians["initialize_ms"], medians["floor_ms"]
+    gaps = [
+        f"{res['labels'][k]} {fmt(start[k] - floor[k])} ms"
+        for k in res["agents"]
+        if start.get(k) is not None and floor.get(k) is not None
+    ]
+    return "Spawn → `initialize` above the interpreter's floor: " + (", ".join(gaps) or "—") + "."
+
+
 def tables(res: dict[str, Any], info: dict[str, Any]) -> str:
-    return table(res) + "\n\n" + hi_table(res)
+    return table(res) + "\n\n" + floor_gap(res) + "\n\n" + hi_table(res)
 
 
 def section(res: dict[str, Any], info: dict[str, Any]) -> str:
@@ -255,6 +273,8 @@ def section(res: dict[str, Any], info: dict[str, Any]) -> str:
         table(res),
         "",
         f"`agent_message_chunk` frames the 5,000 deltas arrived in (median): {frames or '—'}.",
+        "",
+        floor_gap(res),
         "",
         "What each agent sends the model for its first prompt `hi` (a fresh session, an empty "
         "workspace):",

@@ -1,7 +1,7 @@
 """One sample of an agent: a "life" process and a "load" process, driven by the raw ACP client.
 
 The life process: spawn → ``initialize`` (answered: the start figure; RSS read at once) →
-``session/new`` → 20 prompts ``hi`` (the first one's prompt → first chunk is the "fresh process"
+``session/new`` (request → answer) → 20 prompts ``hi`` (the first one's prompt → first chunk is the "fresh process"
 figure, the median of the other 19 the "warm" figure; RSS read after the 20th) → a second
 ``session/new`` with the tool turn (the model asks to read ``note.txt``; prompt → answer, checked
 by the model's closing ``Done.``, which the fake model only says after a tool result) and
@@ -45,6 +45,8 @@ INITIALIZE = {
 class Life:
     initialize_ms: float
     rss_initialize_kib: int
+    new_session_ms: float
+    """The first ``session/new`` of the process, request → answer."""
     first_prompt_ms: float
     warm_prompt_ms: float
     rss_turns_kib: int
@@ -134,7 +136,9 @@ async def life(agent: Agent, home: Path, model: FakeModel, cwd: Path, log: Path)
         await client.request("initialize", INITIALIZE, WITHIN)
         initialize_ms = 1000 * (time.perf_counter() - client.started)
         rss_initialize = client.rss_kib()
+        asked = time.perf_counter()
         session_id = await new_session(client, cwd)
+        new_session_ms = 1000 * (time.perf_counter() - asked)
         model.take(agent.key)
         first = await prompt(client, chunks, session_id, "hi")
         hi_requests = model.model_requests(agent.key)
@@ -143,6 +147,7 @@ async def life(agent: Agent, home: Path, model: FakeModel, cwd: Path, log: Path)
         got = Life(
             initialize_ms,
             rss_initialize,
+            new_session_ms,
             1000 * first,
             1000 * statistics.median(warm),
             rss_turns,
@@ -153,7 +158,7 @@ async def life(agent: Agent, home: Path, model: FakeModel, cwd: Path, log: Path)
         if agent.tools:
             await tool_turn(client, chunks, second, cwd, got)
         else:
-            got.notes["tool_ms"] = "no tools (an echo)"
+            got.notes["tool_ms"] = "no tools: an echo"
         expected = (
             "".join(stream_parts(STREAM_CHUNKS)) if agent.model else ECHO_CHUNK * STREAM_CHUNKS
         )
