@@ -181,8 +181,14 @@ def results(runner: Runner, missing: dict[str, str]) -> dict[str, Any]:
         for key in keys
         if key not in missing and any(s.stream_ms for s in runner.lives[key])
     }
+    replayed = {
+        key: statistics.median([s.replayed for s in runner.loads[key]])
+        for key in keys
+        if runner.loads.get(key)
+    }
     return {
         "agents": keys,
+        "replayed": replayed,
         "labels": {k: AGENTS[k].label for k in keys},
         "versions": versions(),
         "figures": figures,
@@ -268,11 +274,21 @@ def section(res: dict[str, Any], info: dict[str, Any]) -> str:
         f"Load average (1 min) before / after: {info['load']['before']:.2f} / "
         f"{info['load']['after']:.2f} — shared with other engineers' test runs; medians of "
         "interleaved rounds, ratio = theirs ÷ ours.",
-        f"Versions: {versions}.",
+        f"Versions: {versions}."
+        + (
+            f" Left out of the agents' environment: {', '.join(info['unset'])}."
+            if info.get("unset")
+            else ""
+        ),
         "",
         table(res),
         "",
         f"`agent_message_chunk` frames the 5,000 deltas arrived in (median): {frames or '—'}.",
+        "",
+        "`session/update` notifications replayed by `session/load` of the 20-turn session "
+        "(median): "
+        + (", ".join(f"{res['labels'][k]} {v:,.0f}" for k, v in res["replayed"].items()) or "—")
+        + ".",
         "",
         floor_gap(res),
         "",

@@ -1,8 +1,9 @@
 """One sample of an agent: a "life" process and a "load" process, driven by the raw ACP client.
 
 The life process: spawn → ``initialize`` (answered: the start figure; RSS read at once) →
-``session/new`` (request → answer) → 20 prompts ``hi`` (the first one's prompt → first chunk is the "fresh process"
-figure, the median of the other 19 the "warm" figure; RSS read after the 20th) → a second
+``session/new`` (request → answer) → 20 prompts ``hi`` (the first one's prompt → first chunk is
+the "fresh process" figure, the median of the other 19 the "warm" figure; RSS read after the
+20th) → a second
 ``session/new`` with the tool turn (the model asks to read ``note.txt``; prompt → answer, checked
 by the model's closing ``Done.``, which the fake model only says after a tool result) and
 ``stream 5000`` (first → last ``agent_message_chunk``, all 5,000 deltas' text checked to have
@@ -65,6 +66,7 @@ class Load:
     load_ms: float
     total_ms: float
     replayed: int
+    """``session/update`` notifications of the loaded session before the answer."""
 
 
 def approve(frame: Json) -> Json | None:
@@ -82,11 +84,9 @@ class Chunks:
     def __init__(self) -> None:
         self.times: list[float] = []
         self.text: list[str] = []
-        self.first = asyncio.Event()
 
     def reset(self) -> None:
         self.times, self.text = [], []
-        self.first = asyncio.Event()
 
     def __call__(self, frame: Json, now: float) -> None:
         update = frame["params"]["update"]
@@ -97,7 +97,6 @@ class Chunks:
         if text:
             self.times.append(now)
             self.text.append(text)
-            self.first.set()
 
 
 async def spawn(agent: Agent, home: Path, model: FakeModel, cwd: Path, log: Path) -> WireClient:
