@@ -24,7 +24,7 @@ ACPX := $(ACP_SDK_DIR)/node_modules/acpx/dist/cli.js
 # Extra arguments for pytest, e.g. `make test PYTEST_ARGS='-k journal -x'`.
 PYTEST_ARGS ?=
 
-.PHONY: help install run test test-reliability test-live check gen bench clean
+.PHONY: help install run test test-reliability test-live check gen bench bench-peers clean
 
 help: ## List the targets (default)
 	@echo "acp-agent tasks:"
@@ -99,6 +99,50 @@ bench: install ## Run the benchmarks
 	@if [ -d bench ]; then \
 		echo "$(PY) -m bench"; $(PY) -m bench; \
 	else echo "bench: no benchmarks yet (bench/ comes later)"; fi
+
+# acp-agent side by side with the agents users would pick instead (bench/peers/, the "Side by
+# side with peers" section of docs/benchmarks.md). Each peer is pinned and goes into its own venv
+# or npm prefix under .cache/peers/ (codex-acp's npm platform package ships its native binary);
+# neither `make install` nor `make test` installs or runs them. The pins are repeated in
+# bench/peers/agents.py (a test keeps the two equal). The Python peers need Python >= 3.12:
+# PEER_PYTHON is the first such python3.13 / python3.12 on PATH or under pyenv; set it to choose.
+# Extra arguments: `make bench-peers BENCH_PEERS_ARGS='--rounds 3 --only acp-agent codex-acp'`.
+FAST_AGENT_VERSION := 0.10.48
+KIMI_CLI_VERSION := 1.51.0
+CODEX_ACP_VERSION := 0.16.0
+PEERS_DIR := .cache/peers
+PEER_PYTHON ?= $(shell for p in python3.13 python3.12 $$(ls -d $$(pyenv root 2>/dev/null)/versions/3.1[2-9]*/bin/python3 2>/dev/null | sort -rV); do \
+	$$p -c 'import sys; assert sys.version_info >= (3, 12)' 2>/dev/null && { command -v $$p; break; }; done)
+BENCH_PEERS_ARGS ?=
+PEER_STAMPS := $(PEERS_DIR)/fast-agent/.installed-$(FAST_AGENT_VERSION) \
+	$(PEERS_DIR)/kimi-cli/.installed-$(KIMI_CLI_VERSION) $(PEERS_DIR)/codex-acp/.installed-$(CODEX_ACP_VERSION)
+
+# A venv per Python peer (peer-venv creates it, or reuses it, and pip-installs the pin).
+$(PEERS_DIR)/fast-agent/.installed-%:
+	@$(MAKE) peer-venv DIR=$(PEERS_DIR)/fast-agent PACKAGE=fast-agent-mcp==$*
+	@touch $@
+
+$(PEERS_DIR)/kimi-cli/.installed-%:
+	@$(MAKE) peer-venv DIR=$(PEERS_DIR)/kimi-cli PACKAGE=kimi-cli==$*
+	@touch $@
+
+.PHONY: peer-venv
+peer-venv:
+	@test -n "$(PEER_PYTHON)" || { echo "bench-peers: no Python >= 3.12 found; set PEER_PYTHON=/path/to/python3.12+" >&2; exit 1; }
+	@rm -f $(DIR)/.installed-*
+	@test -x $(DIR)/bin/python || $(PEER_PYTHON) -m venv $(DIR)
+	$(DIR)/bin/pip install --quiet --disable-pip-version-check $(PACKAGE)
+
+$(PEERS_DIR)/codex-acp/.installed-%:
+	@rm -f $(PEERS_DIR)/codex-acp/.installed-*
+	NPM_CONFIG_UPDATE_NOTIFIER=false npm install --prefix $(PEERS_DIR)/codex-acp --save-exact \
+		--no-audit --no-fund --loglevel=error @zed-industries/codex-acp@$*
+	@ls $(PEERS_DIR)/codex-acp/node_modules/@zed-industries/codex-acp-*/bin/codex-acp >/dev/null 2>&1 || \
+		{ echo "bench-peers: no codex-acp native binary for this platform after npm install" >&2; exit 1; }
+	@touch $@
+
+bench-peers: install $(PEER_STAMPS) ## Compare with pinned fast-agent, kimi-cli, codex-acp (installed into .cache/peers)
+	$(PY) -m bench.peers $(BENCH_PEERS_ARGS)
 
 clean: ## Remove .venv, .cache and tool caches
 	rm -rf $(VENV) .cache .mypy_cache .ruff_cache .pytest_cache .hypothesis build dist

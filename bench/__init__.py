@@ -9,5 +9,6 @@ Modules: ``wire`` (the client that drives every agent the same way), ``stats`` (
 medians, the ``Figure`` row), ``cases/*`` (one module per measured area), ``report``
 (``docs/benchmarks.md`` and ``docs/benchmarks.json``). The child programs the baselines need
 are ``sdk_agent`` (an echo agent on the official Python SDK), ``bare_writer`` (an encode-and-write
-loop) and ``idle_tasks`` (bare anyio tasks).
+loop) and ``idle_tasks`` (bare anyio tasks). ``bench.peers`` (``python -m bench.peers``, ``make
+bench-peers``) is apart: acp-agent side by side with the agents users would pick instead.
 """

@@ -5,7 +5,8 @@ never blocks), reads stdout in large chunks, splits at ``\\n`` and decodes each 
 msgspec decoder: the same cost for every agent, so it cancels out of the ratios. Responses
 resolve the future of their request; ``session/update`` notifications are counted per session
 and handed to an optional ``on_update`` hook; requests from the agent (``fs/*``, permissions)
-are answered with an error, since no benchmark needs them.
+are answered by an optional ``on_request`` hook (its return value is the result; ``None`` or no
+hook: an error, since most benchmarks need none).
 """
 
 from __future__ import annotations
@@ -42,6 +43,8 @@ class WireClient:
         """The same, per (session id, ``sessionUpdate`` kind)."""
         self.frames = 0
         self.on_update: Callable[[Json, float], None] | None = None
+        self.on_request: Callable[[Json], Json | None] | None = None
+        """Answers a request from the agent: its result, or ``None`` to refuse it."""
         self.error: WireError | None = None
         """Set when the child wrote something that is not a frame."""
         self._stdin = process.stdin
@@ -182,8 +185,12 @@ class WireClient:
                 self.on_update(frame, now)
 
     def _refuse(self, frame: Json) -> None:
-        error = {"code": -32601, "message": "the benchmark client answers no requests"}
-        reply = {"jsonrpc": "2.0", "id": frame["id"], "error": error}
+        result = self.on_request(frame) if self.on_request is not None else None
+        if result is not None:
+            reply = {"jsonrpc": "2.0", "id": frame["id"], "result": result}
+        else:
+            error = {"code": -32601, "message": "the benchmark client answers no such request"}
+            reply = {"jsonrpc": "2.0", "id": frame["id"], "error": error}
         self._stdin.write(_ENCODE.encode(reply) + b"\n")
 
     def _fail_all(self, exc: WireError) -> None:
