@@ -116,11 +116,52 @@ def _json_flag(parser: argparse.ArgumentParser, what: str) -> None:
     parser.add_argument("--json", action="store_true", help=f"print JSON lines: {what}")
 
 
+class _Formatter(argparse.HelpFormatter):
+    """argparse's own, with the width found as ``shutil.get_terminal_size`` finds it (``COLUMNS``,
+    else the terminal of stdout, else 80) without importing ``shutil`` (and the compression
+    modules it imports): argparse makes a formatter for every ``add_argument``."""
+
+    def __init__(
+        self,
+        prog: str,
+        indent_increment: int = 2,
+        max_help_position: int = 24,
+        width: int | None = None,
+    ) -> None:
+        super().__init__(prog, indent_increment, max_help_position, width or _columns())
+
+
+def _columns() -> int:
+    try:
+        columns = int(os.environ.get("COLUMNS", "0"))
+    except ValueError:
+        columns = 0
+    if columns > 0:
+        return columns
+    try:
+        return os.get_terminal_size(sys.__stdout__.fileno()).columns or 80  # type: ignore[union-attr]
+    except (AttributeError, ValueError, OSError):
+        return 80
+
+
+def serve_parser() -> argparse.ArgumentParser:
+    """``serve``'s own parser, the same as its subparser in ``build_parser`` (whose ``prog`` is
+    ``acp-agent serve`` too): the server parses with it alone, since building all the others
+    costs start-up time (argparse's help formatter imports ``shutil`` for the terminal's width)."""
+    parser = argparse.ArgumentParser(prog="acp-agent serve", formatter_class=_Formatter)
+    add_server_options(parser)
+    parser.set_defaults(command="serve")
+    return parser
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args_list = list(sys.argv[1:] if argv is None else argv)
     if not args_list or args_list[0] not in (*COMMANDS, "-h", "--help", "--version"):
         args_list.insert(0, "serve")
-    args = build_parser().parse_args(args_list)
+    if args_list[0] == "serve":
+        args = serve_parser().parse_args(args_list[1:])
+    else:
+        args = build_parser().parse_args(args_list)
     if args.command == "replay":
         return run_replay_command(args)
     options = options_from(args)
@@ -132,7 +173,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         from acp_agent.doctor.run import run_doctor
 
         return run_doctor(args, options)
-    from acp_agent.app import run_server
+    from acp_agent.launch import run_server
 
     return int(run_server(options))
 

@@ -3,17 +3,18 @@
 stderr is written by a daemon thread fed through a bounded queue, so a client that never reads
 our stderr cannot freeze the agent: when the queue is full, lines are dropped and counted (the
 count is logged once the queue drains). A log file is written the same way.
+
+Importing this module does not import structlog (about a third of the start-up's imports, with
+the asyncio it pulls in): ``configure`` does, after ``initialize`` is answered
+(``acp_agent/launch.py``).
 """
 
 from __future__ import annotations
 
-import logging
 import os
 import queue
 import threading
 from typing import Final, TextIO
-
-import structlog
 
 LEVELS: Final = ("debug", "info", "warning", "error", "critical")
 
@@ -62,6 +63,10 @@ def configure(
     level: str = "info", log_file: str | None = None, stream: TextIO | None = None
 ) -> None:
     """Set up structlog once for the process. ``stream`` is for tests."""
+    import logging
+
+    import structlog
+
     global _sink
     if stream is None:
         fd = os.open(log_file, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600) if log_file else 2

@@ -16,7 +16,6 @@ from __future__ import annotations
 import platform
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
 from typing import Any
@@ -58,8 +57,7 @@ class SessionPrompt(msgspec.Struct, frozen=True):
     text: str
 
 
-@dataclass(frozen=True)
-class PromptConfig:
+class PromptConfig(msgspec.Struct, frozen=True):
     """The config file's ``[agent]`` table: ``system_prompt_file`` replaces the built-in text
     (read once, at startup), ``system_prompt_append`` is added after it."""
 
