@@ -13,7 +13,6 @@ tool schemas travel beside it; this text says only how to work with them.
 
 from __future__ import annotations
 
-import platform
 import time
 from collections.abc import Sequence
 from enum import StrEnum
@@ -80,6 +79,8 @@ def render(
 
 
 def environment(roots: Sequence[Path], turn_started_ms: int) -> str:
+    import platform  # here: the server reads its [agent] table before initialize is answered
+
     lines = [f"Working directory: {roots[0]}"]
     lines += [f"Also a root: {root}" for root in roots[1:]]
     lines.append(f"Platform: {platform.system()} {platform.release()} ({platform.machine()})")
