@@ -12,9 +12,10 @@ the asyncio it pulls in): ``configure`` does, after ``initialize`` is answered
 from __future__ import annotations
 
 import os
-import queue
-import threading
-from typing import Final, TextIO
+from typing import TYPE_CHECKING, Final, TextIO
+
+if TYPE_CHECKING:
+    import queue
 
 LEVELS: Final = ("debug", "info", "warning", "error", "critical")
 
@@ -23,8 +24,12 @@ class QueuedSink:
     """A file-like object whose ``write`` never blocks the caller."""
 
     def __init__(self, fd: int, capacity: int = 10_000) -> None:
+        import queue  # here, as structlog is: logging is set up after ``initialize`` is answered
+        import threading
+
         self._fd = fd
         self._queue: queue.Queue[str | None] = queue.Queue(capacity)
+        self._full = queue.Full
         self.dropped = 0
         self._thread = threading.Thread(target=self._drain, name="log-writer", daemon=True)
         self._thread.start()
@@ -32,7 +37,7 @@ class QueuedSink:
     def write(self, text: str) -> int:
         try:
             self._queue.put_nowait(text)
-        except queue.Full:
+        except self._full:
             self.dropped += 1
         return len(text)
 
@@ -51,7 +56,7 @@ class QueuedSink:
     def close(self, timeout: float = 0.5) -> None:
         try:
             self._queue.put(None, timeout=timeout)
-        except queue.Full:
+        except self._full:
             return
         self._thread.join(timeout)
 
