@@ -21,9 +21,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from acp_agent import __version__
-from acp_agent.doctor.options import add_doctor_options
 from acp_agent.options import add_server_options, options_from
-from acp_agent.replay.cli import add_replay_commands, run_replay_command
 
 COMMANDS = ("serve", "journal", "doctor", "replay")
 
@@ -41,6 +39,8 @@ def build_parser() -> argparse.ArgumentParser:
     add_server_options(serve)
     _add_journal_commands(commands)
     _add_doctor_command(commands)
+    from acp_agent.replay.cli import add_replay_commands  # here: ``serve`` parses without it
+
     add_replay_commands(commands)
     return parser
 
@@ -97,6 +97,8 @@ def _add_doctor_command(commands: Subcommands) -> None:
     )
     doctor = commands.add_parser("doctor", help=summary, description=summary)
     add_server_options(doctor)
+    from acp_agent.doctor.options import add_doctor_options
+
     add_doctor_options(doctor)
     doctor.set_defaults(log_level=os.environ.get("ACP_AGENT_LOG_LEVEL", "warning"))
 
@@ -163,6 +165,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     else:
         args = build_parser().parse_args(args_list)
     if args.command == "replay":
+        from acp_agent.replay.cli import run_replay_command
+
         return run_replay_command(args)
     options = options_from(args)
     if args.command == "journal":
