@@ -34,11 +34,11 @@ import signal
 import sys
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import partial
-from typing import NoReturn
+from typing import Any, NoReturn
 
 import anyio
 import structlog
@@ -46,29 +46,28 @@ from anyio.abc import TaskGroup
 
 from acp_agent import logs
 from acp_agent.acp.observer import AcpClient, AcpObserver
+from acp_agent.acp.schema import InitializeParams
 from acp_agent.acp.server import AgentServer
 from acp_agent.acp.toolclient import release_all
-from acp_agent.config_file import ConfigError, read_config_file
 from acp_agent.hooks.bridge import HookSet, SessionToolHooks
 from acp_agent.hooks.config import config_from
 from acp_agent.journal.errors import JournalError
 from acp_agent.journal.events import SessionHeader
 from acp_agent.journal.writer import JournalWriter
 from acp_agent.mcp.hub import McpHub
-from acp_agent.model.config import providers_from
-from acp_agent.model.registry import BadModelSpec, ModelCatalog
+from acp_agent.model.registry import ModelCatalog
 from acp_agent.options import Options
 from acp_agent.session.admission import Admission
 from acp_agent.session.compaction import DEFAULT_CONTEXT_WINDOW
 from acp_agent.session.service import Sessions
-from acp_agent.session.system_prompt import PromptConfig, prompt_config_from
+from acp_agent.session.system_prompt import PromptConfig
 from acp_agent.session.toolrun import ToolRunner
 from acp_agent.session.wiring import Wiring
 from acp_agent.tools.process import kill_all as kill_commands
 from acp_agent.tools.registry import coding_tools
 from acp_agent.transport.connection import Connection, ServeEnd
 from acp_agent.transport.framing import ByteSink, ByteSource
-from acp_agent.transport.stdio import FdSink, FdSource, take_stdin, take_stdout
+from acp_agent.transport.stdio import FdSink, FdSource
 
 log = structlog.get_logger("acp_agent.app")
 
@@ -137,14 +136,21 @@ def acp_wiring(
     return Wiring(models, tools, admission, client.observer, context_window, prompt=instructions)
 
 
-async def _watch_signals(stop: _Shutdown) -> None:
+async def _watch_signals(stop: _Shutdown, caught: Sequence[int] = ()) -> None:
+    """``caught``: signals that came before the receiver was installed (``transport.prelude``)."""
     with anyio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
+        for signum in caught:
+            _on_signal(stop, signum)
         async for signum in signals:
-            if stop.signalled:
-                log.warning("second_signal_exit", signal=signum)
-                _exit_now(128 + signum)
-            log.info("signal_received", signal=signum)
-            stop.signal()
+            _on_signal(stop, signum)
+
+
+def _on_signal(stop: _Shutdown, signum: int) -> None:
+    if stop.signalled:
+        log.warning("second_signal_exit", signal=signum)
+        _exit_now(128 + signum)
+    log.info("signal_received", signal=signum)
+    stop.signal()
 
 
 def _exit_now(code: int) -> NoReturn:
@@ -229,17 +235,21 @@ async def serve_connection(
     *,
     prompt: PromptConfig | None = None,
     signals: bool = True,
+    initialized: InitializeParams | None = None,
+    caught: Sequence[int] = (),
 ) -> int:
     """Serve one connection; ``signals=False`` for an in-process server (tests). Built in one
-    direction: connection, then sessions, then the router the connection serves."""
+    direction: connection, then sessions, then the router the connection serves.
+    ``initialized``: the params of an ``initialize`` answered before the connection (``launch``);
+    ``caught``: signals that came before the loop ran."""
     stop = _Shutdown()
     conn = Connection(source, sink, max_line_bytes=options.max_line_bytes)
     async with anyio.create_task_group() as guard:  # outlives all it guards, stuck or not
         if signals:
-            guard.start_soon(_watch_signals, stop)
+            guard.start_soon(_watch_signals, stop, caught)
         async with conn:
             deadline = guard if signals else None
-            await _serve_sessions(conn, options, models, hooks, prompt, stop, deadline)
+            await _serve_sessions(conn, options, models, hooks, prompt, stop, deadline, initialized)
             with anyio.move_on_after(0.3 if stop.signalled else None):
                 await conn.close()
         guard.cancel_scope.cancel()
@@ -254,10 +264,13 @@ async def _serve_sessions(
     prompt: PromptConfig | None,
     stop: _Shutdown,
     deadline: TaskGroup | None,
+    initialized: InitializeParams | None = None,
 ) -> None:
     """The sessions' whole life on ``conn``: built, served, finished (``_finish_requests``),
     their terminals released, closed. ``deadline`` runs ``_deadline`` (with signals)."""
     client = AcpClient(conn)
+    if initialized is not None:
+        client.capabilities = initialized.client_capabilities
     async with anyio.create_task_group() as tg:
         wiring = acp_wiring(client, models, hooks, tg, options.context_window, prompt)
         sessions = Sessions(options.state_dir, tg, wiring)
@@ -299,22 +312,27 @@ async def _finish_requests(
         await conn.wait_deferred()
 
 
-def run_server(options: Options) -> int:
-    fd_out = take_stdout()
-    fd_in = take_stdin()
+def serve_process(
+    options: Options,
+    config: dict[str, Any],
+    models: ModelCatalog,
+    prompt: PromptConfig,
+    fd_in: int,
+    fd_out: int,
+    prefix: bytes = b"",
+    initialized: InitializeParams | None = None,
+    caught: Sequence[int] = (),
+) -> int:
+    """The server on the process's wire. ``launch.run_server`` checked the decoded ``config``
+    (and built ``models`` and ``prompt`` from it) and may have answered a first ``initialize``,
+    negotiating ``initialized``; ``prefix``: the input bytes it read, ``caught``: the signals
+    that came meanwhile."""
     logs.configure(options.log_level, options.log_file)
-    try:
-        config = read_config_file(options.config)  # once, for providers, hooks and [agent]
-        providers = providers_from(config, options.config)
-        models = ModelCatalog(options.model, providers, context_window=options.context_window)
-        hooks = HookSet.from_config(config_from(config, options.config).hooks)
-        prompt = prompt_config_from(config, options.config)
-    except (BadModelSpec, ConfigError) as exc:
-        print(f"acp-agent: {exc}", file=sys.stderr)
-        return 2
+    hooks = HookSet.from_config(config_from(config, options.config).hooks)
     log.info("server_starting", model=models.default, state_dir=str(options.state_dir))
-    serve = partial(serve_connection, prompt=prompt)
-    code = anyio.run(serve, options, models, hooks, FdSource(fd_in), FdSink(fd_out))
+    serve = partial(serve_connection, prompt=prompt, initialized=initialized, caught=caught)
+    source, sink = FdSource(fd_in, prefix=prefix), FdSink(fd_out)
+    code = anyio.run(serve, options, models, hooks, source, sink)
     log.info("server_stopped", exit_code=code)
     _exit_past_stuck_threads(code)
     logs.shutdown()

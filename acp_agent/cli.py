@@ -22,10 +22,8 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from acp_agent import __version__
-from acp_agent.doctor.options import add_doctor_options
 from acp_agent.options import add_server_options, options_from
 from acp_agent.remote.flags import add_listen_options
-from acp_agent.replay.cli import add_replay_commands, run_replay_command
 
 COMMANDS = ("serve", "journal", "doctor", "replay")
 
@@ -46,6 +44,8 @@ def build_parser() -> argparse.ArgumentParser:
     add_listen_options(serve)
     _add_journal_commands(commands)
     _add_doctor_command(commands)
+    from acp_agent.replay.cli import add_replay_commands  # here: ``serve`` parses without it
+
     add_replay_commands(commands)
     return parser
 
@@ -102,6 +102,8 @@ def _add_doctor_command(commands: Subcommands) -> None:
     )
     doctor = commands.add_parser("doctor", help=summary, description=summary)
     add_server_options(doctor)
+    from acp_agent.doctor.options import add_doctor_options
+
     add_doctor_options(doctor)
     doctor.set_defaults(log_level=os.environ.get("ACP_AGENT_LOG_LEVEL", "warning"))
 
@@ -121,12 +123,56 @@ def _json_flag(parser: argparse.ArgumentParser, what: str) -> None:
     parser.add_argument("--json", action="store_true", help=f"print JSON lines: {what}")
 
 
+class _Formatter(argparse.HelpFormatter):
+    """argparse's own, with the width found as ``shutil.get_terminal_size`` finds it (``COLUMNS``,
+    else the terminal of stdout, else 80) without importing ``shutil`` (and the compression
+    modules it imports): argparse makes a formatter for every ``add_argument``."""
+
+    def __init__(
+        self,
+        prog: str,
+        indent_increment: int = 2,
+        max_help_position: int = 24,
+        width: int | None = None,
+    ) -> None:
+        super().__init__(prog, indent_increment, max_help_position, width or _columns())
+
+
+def _columns() -> int:
+    try:
+        columns = int(os.environ.get("COLUMNS", "0"))
+    except ValueError:
+        columns = 0
+    if columns > 0:
+        return columns
+    try:
+        return os.get_terminal_size(sys.__stdout__.fileno()).columns or 80  # type: ignore[union-attr]
+    except (AttributeError, ValueError, OSError):
+        return 80
+
+
+def serve_parser() -> argparse.ArgumentParser:
+    """``serve``'s own parser, the same as its subparser in ``build_parser`` (whose ``prog`` is
+    ``acp-agent serve`` too): the server parses with it alone, since building all the others
+    costs start-up time (argparse's help formatter imports ``shutil`` for the terminal's width)."""
+    parser = argparse.ArgumentParser(prog="acp-agent serve", formatter_class=_Formatter)
+    add_server_options(parser)
+    add_listen_options(parser)
+    parser.set_defaults(command="serve")
+    return parser
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args_list = list(sys.argv[1:] if argv is None else argv)
     if not args_list or args_list[0] not in (*COMMANDS, "-h", "--help", "--version"):
         args_list.insert(0, "serve")
-    args = build_parser().parse_args(args_list)
+    if args_list[0] == "serve":
+        args = serve_parser().parse_args(args_list[1:])
+    else:
+        args = build_parser().parse_args(args_list)
     if args.command == "replay":
+        from acp_agent.replay.cli import run_replay_command
+
         return run_replay_command(args)
     options = options_from(args)
     if args.command == "journal":
@@ -141,7 +187,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         from acp_agent.remote.run import run_listen
 
         return run_listen(options, args)
-    from acp_agent.app import run_server
+    from acp_agent.launch import run_server
 
     return int(run_server(options))
 

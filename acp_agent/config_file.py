@@ -8,7 +8,6 @@ may depend on it.
 
 from __future__ import annotations
 
-import tomllib
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +30,8 @@ def read_config_file(path: Path | None) -> dict[str, Any]:
 
 
 def decode_toml(text: str, path: Path) -> dict[str, Any]:
+    import tomllib  # only with a config file: no start-up cost without one
+
     try:
         return tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:

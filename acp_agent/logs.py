@@ -3,17 +3,19 @@
 stderr is written by a daemon thread fed through a bounded queue, so a client that never reads
 our stderr cannot freeze the agent: when the queue is full, lines are dropped and counted (the
 count is logged once the queue drains). A log file is written the same way.
+
+Importing this module does not import structlog (about a third of the start-up's imports, with
+the asyncio it pulls in): ``configure`` does, after ``initialize`` is answered
+(``acp_agent/launch.py``).
 """
 
 from __future__ import annotations
 
-import logging
 import os
-import queue
-import threading
-from typing import Final, TextIO
+from typing import TYPE_CHECKING, Final, TextIO
 
-import structlog
+if TYPE_CHECKING:
+    import queue
 
 LEVELS: Final = ("debug", "info", "warning", "error", "critical")
 
@@ -22,8 +24,12 @@ class QueuedSink:
     """A file-like object whose ``write`` never blocks the caller."""
 
     def __init__(self, fd: int, capacity: int = 10_000) -> None:
+        import queue  # here, as structlog is: logging is set up after ``initialize`` is answered
+        import threading
+
         self._fd = fd
         self._queue: queue.Queue[str | None] = queue.Queue(capacity)
+        self._full = queue.Full
         self.dropped = 0
         self._thread = threading.Thread(target=self._drain, name="log-writer", daemon=True)
         self._thread.start()
@@ -31,7 +37,7 @@ class QueuedSink:
     def write(self, text: str) -> int:
         try:
             self._queue.put_nowait(text)
-        except queue.Full:
+        except self._full:
             self.dropped += 1
         return len(text)
 
@@ -50,7 +56,7 @@ class QueuedSink:
     def close(self, timeout: float = 0.5) -> None:
         try:
             self._queue.put(None, timeout=timeout)
-        except queue.Full:
+        except self._full:
             return
         self._thread.join(timeout)
 
@@ -62,6 +68,10 @@ def configure(
     level: str = "info", log_file: str | None = None, stream: TextIO | None = None
 ) -> None:
     """Set up structlog once for the process. ``stream`` is for tests."""
+    import logging
+
+    import structlog
+
     global _sink
     if stream is None:
         fd = os.open(log_file, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600) if log_file else 2

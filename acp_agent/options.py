@@ -4,18 +4,18 @@ from __future__ import annotations
 
 import argparse
 import os
-from dataclasses import dataclass
 from pathlib import Path
+
+import msgspec
 
 from acp_agent.journal.paths import default_state_dir
 from acp_agent.logs import LEVELS
-from acp_agent.session.compaction import DEFAULT_CONTEXT_WINDOW
+from acp_agent.model.openai.settings import DEFAULT_CONTEXT_WINDOW
 
 DEFAULT_MAX_LINE_BYTES = 64 * 1024 * 1024
 
 
-@dataclass(frozen=True)
-class Options:
+class Options(msgspec.Struct, frozen=True):
     model: str | None
     state_dir: Path
     config: Path | None

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import compileall
 import json
 import os
 import pstats
@@ -30,10 +31,21 @@ from bench.cases import (
     replay,
     request,
     sdk,
+    startup,
     stream,
 )
 from bench.lab import FULL, QUICK, Lab, Sizes
-from bench.report import run_info, section, splice, table
+from bench.report import (
+    NOISE,
+    Previous,
+    change,
+    previous_run,
+    regressions,
+    run_info,
+    section,
+    splice,
+    table,
+)
 from bench.stats import Figure
 
 REPO = Path(__file__).resolve().parents[1]
@@ -48,6 +60,7 @@ CASES: dict[str, Case] = {
     "request": request.run,
     "first_token": first_token.run,
     "remote": remote.run,
+    "startup": startup.run,
 }
 ORDER = [
     "inject",
@@ -55,12 +68,14 @@ ORDER = [
     "replay",
     "memory",
     "cancel",
+    "startup",
     "sdk",
     "request",
     "first_token",
     "remote",
 ]
 KEY_ORDER = [
+    "inject_durable_p50",
     "inject_p50",
     "inject_p99",
     "stream_vs_bare",
@@ -70,6 +85,8 @@ KEY_ORDER = [
     "replay_linearity",
     "idle_session_memory",
     "cancel_latency",
+    "spawn_initialize",
+    "spawn_session_new",
     "sdk_initialize",
     "sdk_prompt_rate",
     "sdk_notifications",
@@ -113,6 +130,20 @@ async def run_cases(lab: Lab, sizes: Sizes, names: list[str]) -> list[Figure]:
     return figures
 
 
+def report_regressions(figures: list[Figure], previous: Previous, date: str | None) -> None:
+    """Name every figure whose ratio moved the wrong way by more than the noise allowance."""
+    worse = regressions(figures, previous)
+    for f in worse:
+        moved = change(f, previous) or 0.0
+        print(
+            f"bench: WORSE than the run of {date}: {f.key} ratio {f.ratio:.3g}x, "
+            f"was {previous[f.key]['ratio']:.3g}x ({moved:.0%} worse)",
+            file=sys.stderr,
+        )
+    if previous and not worse:
+        print(f"bench: no ratio worse than {date} by more than {NOISE:.0%}", file=sys.stderr)
+
+
 def summarize_profiles(root: Path) -> None:
     for prof in sorted(root.glob("*.prof")):
         with prof.with_suffix(".txt").open("w") as out:
@@ -122,14 +153,25 @@ def summarize_profiles(root: Path) -> None:
         print(f"bench: profile {prof} (summary {prof.with_suffix('.txt')})", file=sys.stderr)
 
 
+def compile_bytecode() -> None:
+    """Write the ``.pyc`` of every module the agents import, as an install does: with
+    ``PYTHONDONTWRITEBYTECODE`` set (or an unwritable tree), every spawned agent would compile
+    each source changed since its last ``.pyc`` again, and the start-up figures would measure
+    the compiler."""
+    compileall.compile_dir(REPO / "acp_agent", quiet=1)
+    compileall.compile_dir(REPO / "bench", quiet=1)
+
+
 def main(argv: list[str] | None = None) -> int:
     args = parse(argv)
+    compile_bytecode()
     sizes = QUICK if args.quick else FULL
     names = args.only or ORDER
     write = (args.write or not args.quick) and not args.no_write
     root = Path(tempfile.mkdtemp(prefix="acp-bench-")).resolve()
     if args.profile:
         lab_module.PROFILE_DIR = root
+    previous_date, previous = previous_run(args.json)
     load_before = os.getloadavg()[0]
     started = time.perf_counter()
     try:
@@ -138,11 +180,19 @@ def main(argv: list[str] | None = None) -> int:
         info = run_info(
             args.quick, seconds, root, {"before": load_before, "after": os.getloadavg()[0]}
         )
-        print(table(figures))
+        info["previous_date"] = previous_date
+        print(table(figures, previous))
         print(f"bench: {seconds:.0f} s; load {load_before:.2f} -> {info['load']['after']:.2f}")
+        report_regressions(figures, previous, previous_date)
         if write:
-            splice(args.doc, section(figures, info))
-            payload = {"run": info, "figures": [f.as_json() for f in figures]}
+            splice(args.doc, section(figures, info, previous))
+            payload = {
+                "run": info,
+                "figures": [
+                    {**f.as_json(), "previous_ratio": previous.get(f.key, {}).get("ratio")}
+                    for f in figures
+                ],
+            }
             args.json.write_text(json.dumps(payload, indent=2) + "\n", encoding="utf-8")
             print(f"bench: wrote {args.doc} and {args.json}")
         if args.profile:

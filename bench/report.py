@@ -2,11 +2,18 @@
 
 Only the part of ``docs/benchmarks.md`` between ``BEGIN`` and ``END`` is rewritten; the prose
 around it (how to read the figures, the explanations of missed targets) is kept as written.
+
+Each figure is shown against its previous value, read from the JSON file the last run wrote
+(``previous``): the ratios are compared, not the absolute numbers, since those move with the
+machine's load while a ratio is measured against a baseline of its own run. A ratio that moved
+the wrong way by more than ``NOISE`` is marked **worse**.
 """
 
 from __future__ import annotations
 
 import datetime
+import json
+import math
 import os
 import platform
 import subprocess
@@ -14,10 +21,57 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from bench.stats import Figure
+from bench.stats import Better, Figure
 
 BEGIN = "<!-- bench:results:begin (written by `python -m bench`; edit outside these markers) -->"
 END = "<!-- bench:results:end -->"
+NOISE = 0.10
+"""A ratio that moved the wrong way by more than this fraction is marked a regression."""
+
+Previous = dict[str, dict[str, Any]]
+"""The previous run's figures (``Figure.as_json``), by key."""
+
+
+def previous_run(path: Path) -> tuple[str | None, Previous]:
+    """The date and the figures (by key) of the run that last wrote ``path``; ``(None, {})``
+    if there is none."""
+    try:
+        payload = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None, {}
+    if not isinstance(payload, dict):
+        return None, {}
+    figures = payload.get("figures", [])
+    date = payload.get("run", {}).get("date")
+    by_key = {f["key"]: f for f in figures if isinstance(f, dict) and "key" in f}
+    return (date if isinstance(date, str) else None), by_key
+
+
+def change(figure: Figure, previous: Previous) -> float | None:
+    """How much worse (> 0) or better (< 0) the ratio is than last time, as a fraction."""
+    before = previous.get(figure.key, {}).get("ratio")
+    if not isinstance(before, int | float) or not before or not math.isfinite(figure.ratio):
+        return None
+    moved = figure.ratio / before - 1
+    return moved if figure.better is Better.LOWER else -moved
+
+
+def regressions(figures: list[Figure], previous: Previous) -> list[Figure]:
+    return [f for f in figures if (c := change(f, previous)) is not None and c > NOISE]
+
+
+def _previous_cell(figure: Figure, previous: Previous) -> str:
+    before = previous.get(figure.key)
+    moved = change(figure, previous)
+    if before is None or moved is None:
+        return "new"
+    if abs(moved) < 0.005:
+        word = "same"
+    elif moved < 0:
+        word = f"{-moved:.0%} better"
+    else:
+        word = f"{moved:.0%} worse"
+    return f"{fmt(before['ratio'])}x ({f'**{word}**' if moved > NOISE else word})"
 
 
 def machine(lab_root: Path) -> dict[str, Any]:
@@ -78,10 +132,11 @@ def fmt(value: float) -> str:
     return f"{value:.3f}"
 
 
-def table(figures: list[Figure]) -> str:
+def table(figures: list[Figure], previous: Previous | None = None) -> str:
+    previous = previous or {}
     rows = [
-        "| figure | ours | baseline | ratio | target | met |",
-        "|---|---:|---:|---:|---|:-:|",
+        "| figure | ours | baseline | ratio | previous ratio | target | met |",
+        "|---|---:|---:|---:|---:|---|:-:|",
     ]
     for f in figures:
         met = {True: "yes", False: "**no**", None: "—"}[f.met]
@@ -89,12 +144,12 @@ def table(figures: list[Figure]) -> str:
         note = f" ({f.note})" if f.note else ""
         rows.append(
             f"| {f.title}{note} | {fmt(f.ours)} {f.unit} | {fmt(f.baseline)} {f.unit}: "
-            f"{f.baseline_label} | {fmt(f.ratio)}x | {target} | {met} |"
+            f"{f.baseline_label} | {fmt(f.ratio)}x | {_previous_cell(f, previous)} | {target} | {met} |"
         )
     return "\n".join(rows)
 
 
-def section(figures: list[Figure], run: dict[str, Any]) -> str:
+def section(figures: list[Figure], run: dict[str, Any], previous: Previous | None = None) -> str:
     m = run["machine"]
     load = run["load"]
     lines = [
@@ -106,8 +161,10 @@ def section(figures: list[Figure], run: dict[str, Any]) -> str:
         f"Python {m['python']}; scratch files on {m['filesystem']}.",
         f"Load average (1 min) before / after the run: {load['before']:.2f} / {load['after']:.2f}"
         " — the machine is shared, so absolute numbers move; ratios are measured interleaved.",
+        f"Previous ratio: the run of {run.get('previous_date') or 'nothing (first run)'}; "
+        f"a ratio more than {NOISE:.0%} the wrong way is marked **worse**.",
         "",
-        table(figures),
+        table(figures, previous),
         "",
         END,
     ]

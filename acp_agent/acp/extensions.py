@@ -2,7 +2,8 @@
 
 The methods are docs/contract.md §4.
 
-Advertised in ``initialize`` as ``agentCapabilities._meta.acp_agent``. ``schemas/`` is generated
+Advertised in ``initialize`` as ``agentCapabilities._meta.acp_agent`` (``handshake.CAPABILITIES``,
+there so that answering ``initialize`` does not import the journal). ``schemas/`` is generated
 from these structs, so renaming a field here is a contract change.
 """
 
@@ -12,15 +13,6 @@ import msgspec
 
 from acp_agent.content import ContentBlock, JsonObject
 from acp_agent.journal.writer import JournalHealth
-
-CAPABILITIES: JsonObject = {"acp_agent": {"inject": True, "steer": True, "whenIdle": True}}
-
-STEERING_META: JsonObject = {"steering": {"supported": True}}
-"""The ``initialize`` result's root ``_meta``: how claude-agent-acp and codex-acp advertise
-``_session/steering``, and what their clients check before they send it.
-
-Both are pinned (docs/contract.md §4 and the clients' checks), so ``_acp_agent/rewind`` is
-advertised in neither: a client calls it, and a server without it answers -32601."""
 
 
 class InjectParams(msgspec.Struct, frozen=True, rename="camel"):

@@ -37,11 +37,8 @@ from typing import Any, TypeVar
 import msgspec
 import structlog
 
-from acp_agent import __version__
 from acp_agent.acp.commands import SlashCommands
 from acp_agent.acp.extensions import (
-    CAPABILITIES,
-    STEERING_META,
     InjectParams,
     InjectResult,
     RewindParams,
@@ -53,6 +50,7 @@ from acp_agent.acp.extensions import (
     prompt_required,
 )
 from acp_agent.acp.failures import wire_error
+from acp_agent.acp.handshake import initialize_result
 from acp_agent.acp.mode_option import MODE_OPTION, choose_mode, mode_option, mode_state
 from acp_agent.acp.model_option import ModelOption
 from acp_agent.acp.observer import AcpClient, AcpObserver
@@ -64,27 +62,20 @@ from acp_agent.acp.params import (
     valid_roots,
 )
 from acp_agent.acp.schema import (
-    PROTOCOL_VERSION,
-    AgentCapabilities,
     AuthenticateParams,
-    Empty,
     ForkRequestMeta,
     ForkSessionParams,
     ForkSessionResult,
-    Implementation,
     InitializeParams,
     InitializeResult,
     ListSessionsParams,
     ListSessionsResult,
     LoadSessionParams,
-    McpCapabilities,
     NewSessionParams,
     NewSessionResult,
-    PromptCapabilities,
     PromptParams,
     PromptResult,
     PromptUsage,
-    SessionCapabilities,
     SessionConfigSelect,
     SessionIdParams,
     SessionInfo,
@@ -94,8 +85,6 @@ from acp_agent.acp.schema import (
     SetConfigOptionResult,
     SetSessionModeParams,
     SetSessionTitleParams,
-    SystemPromptCapability,
-    SystemPromptModes,
 )
 from acp_agent.acp.session_admin import SessionAdmin, tell_fallback
 from acp_agent.acp.thought_option import THOUGHT_OPTION, choose_level, thought_option
@@ -116,8 +105,6 @@ log = structlog.get_logger("acp_agent.acp")
 
 P = TypeVar("P")
 T = TypeVar("T")
-
-AGENT_NAME = "acp-agent"
 
 
 def _typed(type_: type[P], fn: Callable[[P], Awaitable[object]]) -> RequestHandler:
@@ -218,30 +205,7 @@ class AgentServer:
 
     async def initialize(self, params: InitializeParams) -> InitializeResult:
         self.client.capabilities = params.client_capabilities
-        return InitializeResult(
-            protocol_version=PROTOCOL_VERSION,
-            agent_capabilities=AgentCapabilities(
-                load_session=True,
-                prompt_capabilities=PromptCapabilities(image=True, embedded_context=True),
-                mcp_capabilities=McpCapabilities(http=True, sse=False),
-                session_capabilities=SessionCapabilities(
-                    list_=Empty(),
-                    resume=Empty(),
-                    close=Empty(),
-                    fork=Empty(),
-                    additional_directories=Empty(),
-                    system_prompt=SystemPromptCapability(SystemPromptModes(override=Empty())),
-                    delete=Empty(),
-                    title=Empty(),
-                    status=Empty(),
-                    archive=Empty(),
-                ),
-                meta=CAPABILITIES,
-            ),
-            agent_info=Implementation(name=AGENT_NAME, version=__version__, title="acp-agent"),
-            auth_methods=self.models.auth_methods(),
-            meta=STEERING_META,
-        )
+        return initialize_result(self.models.catalog)
 
     async def authenticate(self, params: AuthenticateParams) -> dict[str, Any]:
         """API keys come from the environment: this checks again and says what to set."""

@@ -21,7 +21,7 @@ from acp_agent.doctor.report import Finding, Section, Status
 from acp_agent.model.base import ModelError
 from acp_agent.model.config import ProvidersConfig
 from acp_agent.model.gguf import CHAT_TEMPLATE_ENV, GgufSettings, spec_path, try_load
-from acp_agent.model.openai.provider import Endpoint
+from acp_agent.model.openai.settings import Endpoint
 from acp_agent.model.registry import BUILTINS, BadModelSpec, ModelCatalog, resolve_providers
 
 MODEL_ENV = "ACP_AGENT_MODEL"

@@ -78,10 +78,12 @@ def spans(entries: Iterable[Entry]) -> list[TurnSpan]:
     """Every turn, in journal order, from its ``turn/start`` to the ``turn/end`` closing it."""
     found: list[TurnSpan] = []
     for entry in entries:
-        if isinstance(entry.event, TurnStart):
-            found.append(TurnSpan(entry.event.turn, entry.seq))
-        elif isinstance(entry.event, TurnEnd) and found and found[-1].is_open:
-            found[-1] = replace(found[-1], end_seq=entry.seq)
+        event = entry.event
+        if isinstance(event, TurnStart):
+            found.append(TurnSpan(event.turn, entry.seq))
+        elif isinstance(event, TurnEnd) and found and (last := found[-1]).end_seq is None:
+            # not dataclasses.replace, which costs more than the rest of the loop (session/load)
+            found[-1] = TurnSpan(last.turn, last.start_seq, entry.seq)
     return found
 
 

@@ -30,7 +30,7 @@ from typing import Annotated, Any, TypeVar
 import msgspec
 
 from acp_agent.config_file import ConfigError, decode_toml, read_config_file
-from acp_agent.model.openai.wire import EffortField, MaxTokensField, Thinking, ToolChoice
+from acp_agent.model.openai.settings import EffortField, MaxTokensField, Thinking, ToolChoice
 
 _Positive = Annotated[float, msgspec.Meta(gt=0)]
 _Tokens = Annotated[int, msgspec.Meta(gt=0)]

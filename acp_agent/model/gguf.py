@@ -70,14 +70,14 @@ import anyio
 import structlog
 
 from acp_agent.model.base import ModelError, ModelRequest, StreamEvent
-from acp_agent.model.openai.provider import (
+from acp_agent.model.openai.provider import OpenAICompatible
+from acp_agent.model.openai.settings import (
     Endpoint,
     ModelSettings,
-    OpenAICompatible,
     RetryPolicy,
     Secret,
+    ToolChoice,
 )
-from acp_agent.model.openai.wire import ToolChoice
 
 log = structlog.get_logger("acp_agent.model")
 

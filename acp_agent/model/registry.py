@@ -17,34 +17,40 @@ Specs:
 to (the default plus every ``models`` entry of the config, in file order), one provider
 instance per spec (so the script model's line cursor stays process-wide), and which keys are
 missing (``KeyNeeded``: what ``authMethods`` and -32000 tell the user to set). Nothing here
-imports the HTTP stack.
+imports the HTTP stack, nor (until a provider is made) the providers: the catalog is built, and
+``authMethods`` answered, before the rest of the server is imported (``acp_agent/launch.py``).
+A ``gguf:`` spec imports ``gguf.py`` to be checked.
 """
 
 from __future__ import annotations
 
 import os
 from collections.abc import AsyncIterator, Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, Protocol
+
+import msgspec
 
 from acp_agent.config_file import ConfigError
-from acp_agent.model.base import ModelError, ModelProvider, ModelRequest, StreamEvent
 from acp_agent.model.config import ModelOptions, ProviderEntry, ProvidersConfig
-from acp_agent.model.gguf import GgufModel, GgufSettings, spec_path
-from acp_agent.model.openai import (
+from acp_agent.model.openai.settings import (
     DEFAULT_CONTEXT_WINDOW,
     Endpoint,
     ModelSettings,
-    OpenAICompatible,
     RetryPolicy,
     Secret,
 )
-from acp_agent.model.script import ScriptModel
+
+if TYPE_CHECKING:
+    from acp_agent.model.base import ModelProvider, ModelRequest, StreamEvent
 
 
 class BadModelSpec(ValueError):
     pass
+
+
+class _Closable(Protocol):
+    async def aclose(self) -> None: ...
 
 
 class Unconfigured:
@@ -53,12 +59,13 @@ class Unconfigured:
     name = "unconfigured"
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
+        from acp_agent.model.base import ModelError
+
         raise ModelError("no model configured: pass --model SPEC or set ACP_AGENT_MODEL")
         yield  # pragma: no cover - makes this an async generator
 
 
-@dataclass(frozen=True)
-class _Builtin:
+class _Builtin(msgspec.Struct, frozen=True):
     base_url: str
     key_env: str
     base_url_env: str
@@ -86,8 +93,7 @@ BUILTINS: dict[str, _Builtin] = {
 }
 
 
-@dataclass(frozen=True)
-class KeyNeeded:
+class KeyNeeded(msgspec.Struct, frozen=True):
     """A provider whose API key is not set: what to tell the user."""
 
     provider: str
@@ -106,12 +112,11 @@ class KeyNeeded:
         )
 
 
-@dataclass(frozen=True)
-class _Provider:
+class _Provider(msgspec.Struct, frozen=True):
     endpoint: Endpoint
     retry: RetryPolicy
-    entry: ProviderEntry = field(default_factory=ProviderEntry)
-    defaults: ModelOptions = field(default_factory=ModelOptions)
+    entry: ProviderEntry = msgspec.field(default_factory=ProviderEntry)
+    defaults: ModelOptions = msgspec.field(default_factory=ModelOptions)
 
     def settings(self, model: str) -> ModelSettings:
         """One model's request options: ``[providers.NAME.model_options."MODEL"]``, then
@@ -179,6 +184,7 @@ class ModelCatalog:
         ]
         self.default = default or (self._listed[0] if self._listed else None)
         self._cache: dict[str, ModelProvider] = {}
+        self._to_close: list[_Closable] = []
         for spec in filter(None, [self.default, *self._listed]):
             self._split(spec)  # fail at startup, not at the first request
 
@@ -214,13 +220,14 @@ class ModelCatalog:
         return list(dict.fromkeys(item for item in needed if item is not None))
 
     async def aclose(self) -> None:
-        for provider in self._cache.values():
-            if isinstance(provider, OpenAICompatible | GgufModel):
-                await provider.aclose()
+        for provider in self._to_close:
+            await provider.aclose()
 
     def _split(self, spec: str) -> tuple[str, str]:
         scheme, colon, rest = spec.partition(":")
         if colon and scheme == "gguf":
+            from acp_agent.model.gguf import GgufSettings, spec_path
+
             try:
                 spec_path(rest)
                 GgufSettings.from_env(os.environ)
@@ -238,15 +245,25 @@ class ModelCatalog:
     def _make(self, spec: str) -> ModelProvider:
         scheme, rest = self._split(spec)
         if scheme == "script":
+            from acp_agent.model.script import ScriptModel
+
             log_path = os.environ.get("ACP_AGENT_SCRIPT_REQUESTS")
             return ScriptModel(Path(rest), Path(log_path) if log_path else None)
         if scheme == "gguf":
-            return GgufModel(spec_path(rest), GgufSettings.from_env(os.environ))
+            from acp_agent.model.gguf import GgufModel, GgufSettings, spec_path
+
+            local = GgufModel(spec_path(rest), GgufSettings.from_env(os.environ))
+            self._to_close.append(local)
+            return local
+        from acp_agent.model.openai.provider import OpenAICompatible
+
         provider = self._providers[scheme]
         settings, window = provider.settings(rest), self.context_window or DEFAULT_CONTEXT_WINDOW
-        return OpenAICompatible(
+        remote = OpenAICompatible(
             provider.endpoint, rest, provider.retry, settings=settings, context_window=window
         )
+        self._to_close.append(remote)
+        return remote
 
 
 def make_model(spec: str | None, config: ProvidersConfig | None = None) -> ModelProvider:

@@ -17,11 +17,9 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from acp_agent.replay.fixture import FixtureError, find_fixtures
-from acp_agent.replay.record import add_record_command, run_record_command
-from acp_agent.replay.runner import Result, replay_sync
-
 if TYPE_CHECKING:
+    from acp_agent.replay.runner import Result
+
     Subcommands = argparse._SubParsersAction[argparse.ArgumentParser]
 
 
@@ -36,13 +34,35 @@ def add_replay_commands(commands: Subcommands) -> None:
     add_record_command(actions)
 
 
+def add_record_command(actions: Subcommands) -> None:
+    summary = "drive a session against a provider and write a fixture (model stream included)"
+    parser = actions.add_parser("record", help=summary, description=summary)
+    parser.add_argument("dir", type=Path, metavar="DIR", help="the fixture directory to write")
+    parser.add_argument("--model", required=True, metavar="SPEC", help="provider to record")
+    parser.add_argument("--config", type=Path, metavar="FILE", help="config.toml (hooks)")
+    parser.add_argument(
+        "--env", action="append", default=[], metavar="NAME=VALUE", help="env.json entry"
+    )
+    parser.add_argument("--files", type=Path, metavar="DIR", help="workspace content (files/)")
+    parser.add_argument("--steps", metavar="FILE", help="client steps, JSON lines (- = stdin)")
+    parser.add_argument("--force", action="store_true", help="overwrite an existing fixture")
+    parser.add_argument("step", nargs="*", metavar="STEP", help="client steps, one JSON each")
+
+
 def run_replay_command(args: argparse.Namespace) -> int:
+    """Imports the replay machinery only now: building the parser must stay cheap, since the
+    server's start-up builds it too."""
     if args.replay_command == "record":
+        from acp_agent.replay.record import run_record_command
+
         return run_record_command(args)
     return _run(args.dirs, update=args.update)
 
 
 def _run(dirs: list[Path], *, update: bool) -> int:
+    from acp_agent.replay.fixture import FixtureError, find_fixtures
+    from acp_agent.replay.runner import replay_sync
+
     try:
         fixtures = find_fixtures(dirs)
     except FixtureError as exc:

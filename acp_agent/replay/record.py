@@ -155,21 +155,6 @@ def _run_number(path: Path) -> int:
 # --- the command line -------------------------------------------------------------------------
 
 
-def add_record_command(actions: Subcommands) -> None:
-    summary = "drive a session against a provider and write a fixture (model stream included)"
-    parser = actions.add_parser("record", help=summary, description=summary)
-    parser.add_argument("dir", type=Path, metavar="DIR", help="the fixture directory to write")
-    parser.add_argument("--model", required=True, metavar="SPEC", help="provider to record")
-    parser.add_argument("--config", type=Path, metavar="FILE", help="config.toml (hooks)")
-    parser.add_argument(
-        "--env", action="append", default=[], metavar="NAME=VALUE", help="env.json entry"
-    )
-    parser.add_argument("--files", type=Path, metavar="DIR", help="workspace content (files/)")
-    parser.add_argument("--steps", metavar="FILE", help="client steps, JSON lines (- = stdin)")
-    parser.add_argument("--force", action="store_true", help="overwrite an existing fixture")
-    parser.add_argument("step", nargs="*", metavar="STEP", help="client steps, one JSON each")
-
-
 def run_record_command(args: argparse.Namespace) -> int:
     try:
         steps = _steps(args.steps, args.step)

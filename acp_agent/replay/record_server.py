@@ -2,7 +2,7 @@
 
     python -m acp_agent.replay.record_server --record-to FILE [serve options]
 
-Everything is the real server (``acp_agent.app.run_server``); only the providers differ: each
+Everything is the real server (``acp_agent.launch.run_server``); only the providers differ: each
 provider the server obtains is wrapped in a ``RecordingProvider`` writing script lines to FILE.
 The wrapper is installed at the one place the server turns a model spec into a provider:
 ``ModelCatalog.provider`` when the registry has a catalog, else ``make_model`` as
@@ -25,7 +25,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from acp_agent import app
+from acp_agent import app, launch
 from acp_agent.model import registry
 from acp_agent.model.base import ModelProvider
 from acp_agent.options import add_server_options, options_from
@@ -93,7 +93,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (ImportError, AttributeError, ValueError, SeamNotFound) as exc:
         print(f"acp-agent replay record: {exc}", file=sys.stderr)
         return 2
-    return app.run_server(options_from(args))
+    return launch.run_server(options_from(args))
 
 
 if __name__ == "__main__":

@@ -14,10 +14,8 @@ tool schemas travel beside it; this text says only how to work with them.
 
 from __future__ import annotations
 
-import platform
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
 from typing import Any
@@ -60,8 +58,7 @@ class SessionPrompt(msgspec.Struct, frozen=True):
     text: str
 
 
-@dataclass(frozen=True)
-class PromptConfig:
+class PromptConfig(msgspec.Struct, frozen=True):
     """The config file's ``[agent]`` table: ``system_prompt_file`` replaces the built-in text
     (read once, at startup), ``system_prompt_append`` is added after it."""
 
@@ -92,6 +89,8 @@ def render(
 
 
 def environment(roots: Sequence[Path], turn_started_ms: int) -> str:
+    import platform  # here: the server reads its [agent] table before initialize is answered
+
     lines = [f"Working directory: {roots[0]}"]
     lines += [f"Also a root: {root}" for root in roots[1:]]
     lines.append(f"Platform: {platform.system()} {platform.release()} ({platform.machine()})")

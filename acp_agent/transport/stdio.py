@@ -2,14 +2,12 @@
 
 Theory of operation
 -------------------
-``take_stdout()`` keeps a private duplicate of fd 1 for the wire and points fd 1 (and
-``sys.stdout``) at stderr, so a stray ``print()``, a hook or a child process can never put bytes
-between two frames. ``take_stdin()`` does the same for fd 0 with ``/dev/null``, so a child that
-reads stdin cannot steal protocol bytes. Both duplicates are non-inheritable (PEP 446).
+``take_stdout()`` and ``take_stdin()`` (``prelude.py``, which also reads the input's first line
+before the event loop runs) keep private duplicates of fds 1 and 0 for the wire.
 
 stdin and stdout may be pipes *or regular files* (``acp-agent <script.jsonl >out.jsonl``), and
 epoll refuses regular files, so all I/O is plain blocking ``os.read``/``os.write`` on a worker
-thread: one thread hop per read chunk and one per written batch (``_write_all`` loops over partial
+thread: one thread hop per read chunk and one per written batch (``write_all`` loops over partial
 writes). Each fd gets its own *daemon* thread (``_FdThread``). Rejected: ``anyio.to_thread``. Its
 workers are not daemons, and a worker stuck in ``read(2)`` on an idle stdin (or ``write(2)`` to a
 client that stopped reading) keeps the interpreter from exiting even after the call was abandoned
@@ -27,10 +25,7 @@ on the first write to a dead client). An fd left ``O_NONBLOCK`` by the parent is
 from __future__ import annotations
 
 import contextlib
-import os
 import queue
-import select
-import sys
 import threading
 from collections.abc import Callable
 from typing import Any, Generic, TypeVar
@@ -41,32 +36,15 @@ import structlog
 from anyio.lowlevel import EventLoopToken, current_token
 
 from acp_agent.errors import WireClosed
+from acp_agent.transport.prelude import read_chunk, take_stdin, take_stdout, write_all
+
+__all__ = ["FdSink", "FdSource", "take_stdin", "take_stdout"]
 
 T = TypeVar("T")
 
 log = structlog.get_logger(__name__)
 
 DEFAULT_READ_CHUNK = 256 * 1024
-
-
-def take_stdout() -> int:
-    """Return a private fd for the wire; fd 1 and ``sys.stdout`` now write to stderr."""
-    sys.stdout.flush()
-    wire = os.dup(1)
-    os.dup2(2, 1)
-    sys.stdout = sys.stderr
-    return wire
-
-
-def take_stdin() -> int:
-    """Return a private fd for the wire's input; fd 0 now reads ``/dev/null``."""
-    wire = os.dup(0)
-    null = os.open(os.devnull, os.O_RDONLY)
-    try:
-        os.dup2(null, 0)
-    finally:
-        os.close(null)
-    return wire
 
 
 class _Call(Generic[T]):
@@ -128,14 +106,19 @@ class _FdThread:
 class FdSource:
     """A ``ByteSource`` over a file descriptor (pipe, tty or regular file)."""
 
-    def __init__(self, fd: int, chunk_size: int = DEFAULT_READ_CHUNK) -> None:
+    def __init__(self, fd: int, chunk_size: int = DEFAULT_READ_CHUNK, prefix: bytes = b"") -> None:
+        """``prefix``: bytes already read from ``fd`` (``prelude.read_first_line``), given first."""
         self._fd = fd
         self._chunk_size = chunk_size
+        self._prefix = prefix
         self._thread = _FdThread(f"acp-read-fd{fd}")
 
     async def __call__(self) -> bytes:
+        if self._prefix:
+            prefix, self._prefix = self._prefix, b""
+            return prefix
         try:
-            return await self._thread.run(lambda: _read(self._fd, self._chunk_size))
+            return await self._thread.run(lambda: read_chunk(self._fd, self._chunk_size))
         except OSError as exc:
             log.warning("input_read_failed", fd=self._fd, error=str(exc))
             return b""
@@ -157,7 +140,7 @@ class FdSink:
         if self._broken is not None:
             raise WireClosed(self._broken)
         try:
-            await self._thread.run(lambda: _write_all(self._fd, data))
+            await self._thread.run(lambda: write_all(self._fd, data))
         except OSError as exc:
             self._broken = f"writing fd {self._fd}: {exc.strerror or exc}"
             raise WireClosed(self._broken) from exc
@@ -165,21 +148,3 @@ class FdSink:
     def close(self) -> None:
         """Stop the worker thread (the fd stays open: its owner closes it)."""
         self._thread.stop()
-
-
-def _read(fd: int, size: int) -> bytes:
-    while True:
-        try:
-            return os.read(fd, size)
-        except BlockingIOError:
-            select.select([fd], [], [])
-
-
-def _write_all(fd: int, data: bytes) -> None:
-    with memoryview(data) as view:
-        written = 0
-        while written < len(view):
-            try:
-                written += os.write(fd, view[written:])
-            except BlockingIOError:
-                select.select([], [fd], [])

@@ -9,7 +9,6 @@ of the HTTP connection) while the agent is still running.
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import json
 import time
 from collections.abc import AsyncIterator, Callable
@@ -18,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+import msgspec
 
 from acp_agent.app import serve_connection
 from acp_agent.hooks.bridge import HookSet
@@ -92,7 +92,7 @@ def server_options(state_dir: Path) -> Any:
     parser = argparse.ArgumentParser()
     add_server_options(parser)
     options = options_from(parser.parse_args([]))
-    return dataclasses.replace(options, model=None, state_dir=state_dir, config=None)
+    return msgspec.structs.replace(options, model=None, state_dir=state_dir, config=None)
 
 
 @asynccontextmanager

@@ -17,7 +17,8 @@ from acp_agent.model.base import (
     ToolTurn,
     UserTurn,
 )
-from acp_agent.model.openai.wire import WireOptions, encode_parts, encode_request
+from acp_agent.model.openai.settings import WireOptions
+from acp_agent.model.openai.wire import encode_parts, encode_request
 
 READ = ToolSpec("read_file", "Read a file", {"type": "object", "properties": {}})
 

@@ -41,10 +41,8 @@ scrubbed of the key before it becomes a ``ModelError`` (journal) or a log line.
 from __future__ import annotations
 
 import itertools
-import random
 import re
 from collections.abc import AsyncIterator, Iterator, Mapping
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import anyio
@@ -61,15 +59,16 @@ from acp_agent.model.base import (
     Usage,
 )
 from acp_agent.model.openai.reader import ChatStreamReader, IncompleteStream
+from acp_agent.model.openai.settings import (
+    DEFAULT_CONTEXT_WINDOW,
+    Endpoint,
+    ModelSettings,
+    RetryPolicy,
+)
 from acp_agent.model.openai.sse import SseEvent, SseParser
 from acp_agent.model.openai.warm import ssl_context
 from acp_agent.model.openai.wire import (
     ERROR_DOCUMENT,
-    EffortField,
-    MaxTokensField,
-    Thinking,
-    ToolChoice,
-    WireOptions,
     encode_body,
     encode_parts,
     error_text,
@@ -83,7 +82,6 @@ log = structlog.get_logger("acp_agent.model")
 RETRY_STATUSES = frozenset({408, 409, 429})
 ERROR_BODY_LIMIT = 64 * 1024
 DRAIN_AFTER_DONE_S = 2.0
-DEFAULT_CONTEXT_WINDOW = 200_000
 """The process default window (``--context-window``) when no setting names one."""
 OVERFLOW_STATUSES = frozenset({400, 413})
 OVERFLOWED = "the context window was exceeded"
@@ -105,100 +103,6 @@ _OVERFLOW = re.compile(
     ),
     re.IGNORECASE,
 )
-
-
-class Secret:
-    """A string that never shows itself in a repr, a log line or a traceback's locals."""
-
-    __slots__ = ("_value",)
-
-    def __init__(self, value: str) -> None:
-        self._value = value
-
-    def reveal(self) -> str:
-        return self._value
-
-    def scrub(self, text: str) -> str:
-        return text.replace(self._value, "[redacted]") if self._value else text
-
-    def __repr__(self) -> str:
-        return "Secret('[redacted]')"
-
-    __str__ = __repr__
-
-
-@dataclass(frozen=True)
-class Endpoint:
-    """Where and how to reach one provider (``[providers.<name>]`` resolved with the env)."""
-
-    name: str
-    base_url: str
-    api_key: Secret | None = None
-    api_key_env: str | None = None
-    """The variable the key comes from; ``None``: the server needs no key."""
-    timeout_s: float = 600.0
-    """Longest silence while reading (reasoning models can think for minutes)."""
-    connect_timeout_s: float = 10.0
-
-    @property
-    def missing_key(self) -> bool:
-        return self.api_key_env is not None and self.api_key is None
-
-
-@dataclass(frozen=True)
-class RetryPolicy:
-    max_retries: int = 3
-    base_delay_s: float = 0.5
-    max_delay_s: float = 8.0
-    max_retry_after_s: float = 60.0
-
-    def delay(self, attempt: int, retry_after: float | None) -> float:
-        """Seconds to wait before retry ``attempt`` (1-based)."""
-        if retry_after is not None and 0 <= retry_after <= self.max_retry_after_s:
-            return retry_after
-        backoff = min(self.max_delay_s, self.base_delay_s * 2.0 ** (attempt - 1))
-        return backoff * random.uniform(0.5, 1.0)
-
-
-@dataclass(frozen=True)
-class ModelSettings:
-    """One model's request options, as ``registry.py`` resolved them (per-model settings, then
-    the provider's, then the built-in default); ``docs/providers.md`` lists them."""
-
-    context_window: int | None = None
-    """``None``: the process default (``OpenAICompatible(context_window=...)``)."""
-    max_output_tokens: int | None = None
-    tool_choice: ToolChoice | None = None
-    images: bool = True
-    reasoning_echo: bool = False
-    reasoning_details_echo: bool = True
-    think_tags: bool = False
-    thinking: Thinking | None = None
-    max_tokens_field: MaxTokensField = "max_tokens"
-    reasoning_effort_field: EffortField = "reasoning_effort"
-    input_price: float | None = None
-    """Per million input tokens, for ``Usage.cost`` when the server reports none."""
-    output_price: float | None = None
-
-    @property
-    def wire(self) -> WireOptions:
-        return WireOptions(
-            self.max_tokens_field,
-            self.tool_choice,
-            self.reasoning_echo,
-            self.reasoning_details_echo,
-            self.reasoning_effort_field,
-            self.thinking,
-            self.images,
-        )
-
-    def priced(self, usage: Usage) -> Usage:
-        """``usage`` with a cost from the prices, unless the server sent one or none is set."""
-        if usage.cost is not None or (self.input_price is None and self.output_price is None):
-            return usage
-        spent = usage.input_tokens * (self.input_price or 0.0)
-        spent += usage.output_tokens * (self.output_price or 0.0)
-        return msgspec.structs.replace(usage, cost=spent / 1_000_000)
 
 
 class _Retryable(Exception):

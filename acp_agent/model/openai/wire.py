@@ -30,7 +30,7 @@ everything optional) because every OpenAI-compatible server omits something.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal, TypeVar
+from typing import TypeVar
 
 import msgspec
 
@@ -51,31 +51,9 @@ from acp_agent.model.base import (
     UserTurn,
     tokens_of,
 )
-
-# -- request options --------------------------------------------------------------------------
-
-ToolChoice = Literal["auto", "required", "none"]
-MaxTokensField = Literal["max_tokens", "max_completion_tokens"]
-EffortField = Literal["reasoning_effort", "reasoning.effort"]
-"""``reasoning_effort`` (OpenAI, DeepSeek, vLLM …) or ``reasoning: {effort}`` (OpenRouter)."""
-Thinking = Literal["enabled", "disabled"]
-"""DeepSeek's ``thinking: {type}`` switch."""
+from acp_agent.model.openai.settings import WireOptions
 
 _T = TypeVar("_T")
-
-
-@dataclass(frozen=True)
-class WireOptions:
-    """How one model's requests are shaped (resolved per model by ``registry.py``)."""
-
-    max_tokens_field: MaxTokensField = "max_tokens"
-    tool_choice: ToolChoice | None = None
-    reasoning_echo: bool = False
-    reasoning_details_echo: bool = True
-    reasoning_effort_field: EffortField = "reasoning_effort"
-    thinking: Thinking | None = None
-    images: bool = True
-    """False: the model takes no images; each becomes ``IMAGE_NOTE`` (the user is told)."""
 
 
 # -- request ----------------------------------------------------------------------------------

@@ -1,0 +1,133 @@
+"""``acp-agent serve``'s start: ``initialize`` answered before the rest of the server is imported.
+
+Theory of operation
+-------------------
+An editor spawns the agent per window or per session and waits for ``initialize``. Importing the
+whole server (the session, journal, tool and model stacks, anyio and asyncio, structlog) takes
+several times the interpreter's own start-up, and none of it is needed for that answer. So
+``run_server`` runs in two steps:
+
+1. With only what the answer depends on imported (this module, ``options``, the config file,
+   ``model.registry``'s catalog, ``acp.handshake``, the JSON-RPC envelope codec, msgspec), it
+   checks the configuration (a bad one exits 2 here, as ever, before any input is read), takes
+   the wire's fds, reads the input's first line (``transport.prelude``) and, if that is an
+   ``initialize`` request, answers it with ``acp.handshake.answer_first``: the very answer the
+   router would give, from the same function.
+2. Then it imports ``app`` (all the rest) and serves the connection, which reads the bytes read
+   in step 1 first, and knows what the first ``initialize`` negotiated. A first line that is
+   anything else is left to the connection untouched, and answered there as it always was.
+
+What stays true: nothing but frames on stdout (the answer is written to the wire's private fd
+after ``take_stdout``, before any other frame exists); a bad config exits 2 before any input is
+read; SIGTERM and SIGINT end the process with 0 whenever they come (``transport.prelude``);
+logging is configured (and structlog imported) in step 2, before the first event is logged.
+``tests/integration/test_startup.py`` holds which modules step 1 must not import.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from typing import Any
+
+import msgspec
+
+from acp_agent.acp.handshake import answer_first
+from acp_agent.config_file import ConfigError, read_config_file
+from acp_agent.model.config import providers_from
+from acp_agent.model.registry import BadModelSpec, ModelCatalog
+from acp_agent.options import Options
+from acp_agent.session.system_prompt import PromptConfig, prompt_config_from
+from acp_agent.transport.prelude import (
+    Interrupted,
+    SignalLatch,
+    read_first_line,
+    take_stdin,
+    take_stdout,
+    write_all,
+)
+
+REPORT_MODULES = "ACP_AGENT_REPORT_MODULES"
+"""Names a file where the modules imported so far are written, one per line after a ``# stage``
+line: when the first line is awaited (``awaiting_first_line``), and again just before an
+``initialize`` is answered (``initialize_answered``). For ``tests/integration/test_startup.py``."""
+
+
+class Setup(msgspec.Struct, frozen=True):
+    """The checked configuration: what the server is built from."""
+
+    config: dict[str, Any]
+    models: ModelCatalog
+    prompt: PromptConfig
+
+
+def checked_setup(options: Options) -> Setup:
+    """Read and check the config file once (``ConfigError``) and the model spec
+    (``BadModelSpec``); the ``[hooks]`` table is checked only when there is one."""
+    config = read_config_file(options.config)  # once, for providers, hooks and [agent]
+    providers = providers_from(config, options.config)
+    models = ModelCatalog(options.model, providers, context_window=options.context_window)
+    prompt = prompt_config_from(config, options.config)
+    if options.config is not None and "hooks" in config:
+        from acp_agent.hooks.config import config_from
+
+        config_from(config, options.config)
+    return Setup(config, models, prompt)
+
+
+def run_server(options: Options) -> int:
+    fd_out = take_stdout()
+    fd_in = take_stdin()
+    try:
+        setup = checked_setup(options)
+    except (BadModelSpec, ConfigError) as exc:
+        print(f"acp-agent: {exc}", file=sys.stderr)
+        return 2
+    try:
+        latch = SignalLatch()
+        _report_modules("awaiting_first_line")
+        first = read_first_line(fd_in, options.max_line_bytes)
+        latch.blocking = False
+    except Interrupted as exc:
+        return _ended_before_serving(options, "signal", signal=exc.signum)
+    answered = answer_first(first.line, setup.models) if first.line is not None else None
+    if answered is not None:
+        _report_modules("initialize_answered")
+        try:
+            write_all(fd_out, answered[0])
+        except OSError as exc:
+            return _ended_before_serving(options, "wire_closed", error=str(exc))
+    from acp_agent.app import serve_process
+
+    initialized = answered[1] if answered is not None else None
+    prefix = first.handed_on(answered is not None)
+    return serve_process(
+        options,
+        setup.config,
+        setup.models,
+        setup.prompt,
+        fd_in,
+        fd_out,
+        prefix,
+        initialized,
+        latch.caught,
+    )
+
+
+def _ended_before_serving(options: Options, reason: str, **details: object) -> int:
+    """Nothing was opened yet: log why the input ended, exit 0 (docs/contract.md §1)."""
+    from acp_agent import logs
+
+    logs.configure(options.log_level, options.log_file)
+    import structlog
+
+    structlog.get_logger("acp_agent.app").info("input_ended", reason=reason, **details)
+    logs.shutdown()
+    return 0
+
+
+def _report_modules(stage: str) -> None:
+    path = os.environ.get(REPORT_MODULES)
+    if path:
+        with open(path, "w", encoding="utf-8") as out:
+            out.write("".join([f"# {stage}\n", *(f"{name}\n" for name in sorted(sys.modules))]))
