@@ -120,11 +120,13 @@ class Acpx:
     cwd: Path
     env: dict[str, str]
     timeout: float = 30.0
+    ttl: int = 1
+    """acpx's ``--ttl``: seconds its queue owner (and the agent) lives on after a prompt."""
     runs: list[subprocess.CompletedProcess[str]] = field(default_factory=list)
 
     def argv(self, *args: str, json_format: bool = False) -> list[str]:
         fmt = ["--format", "json"] if json_format else []
-        return [node(), str(require(ACPX_CLI)), "--agent", self.agent, "--ttl", "1", *fmt, *args]
+        return [node(), str(require(ACPX_CLI)), "--agent", self.agent, "--ttl", str(self.ttl), *fmt, *args]
 
     def run(self, *args: str, json_format: bool = False) -> subprocess.CompletedProcess[str]:
         completed = subprocess.run(

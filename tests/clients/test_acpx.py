@@ -120,6 +120,10 @@ def test_named_session_resume_cancel_and_text_output(
     sid = created.stdout.strip()
     assert f"created session work ({sid})" in created.stderr
     wait_idle(home)  # the prompt below needs a fresh agent: it must reconnect
+    # One agent process for the three prompts below (its script is read once, in order): with
+    # --ttl 1 the queue owner could exit between two of them on a loaded machine, and a prompt
+    # reaching it while it shuts down fails in acpx ("Queue owner is shutting down").
+    acpx.ttl = 60
 
     first = frames_of(acpx, "prompt", "-s", "work", "count", schema=acp_schema)
     assert first.client_methods() == ["initialize", "session/resume", "session/prompt"]
@@ -155,6 +159,7 @@ def test_named_session_resume_cancel_and_text_output(
 
     last = acpx.run("prompt", "-s", "work", "go on")
     assert "after the cancel" in last.stdout
+    acpx.run("sessions", "close", "work")
     wait_no_lingering(home)
 
     journal = check_journal(state_dir, sid, workspace)
