@@ -299,6 +299,10 @@ async def cli_check(state_dir: Path, sid: str) -> None:
 # --- the loop ---------------------------------------------------------------------------------
 
 
+# A hang guard that grows with the loop (each iteration spawns and kills an agent, then runs
+# `journal check` and a load): the suite-wide 60 s came within seconds of the 30-iteration
+# loop's run time at a load of 9 on 2 cores. Not a speed target.
+@pytest.mark.timeout(max(60, 6 * ITERATIONS))
 async def test_kill9_loop_loses_nothing_acknowledged(
     tmp_path: Path, workspace: Path, state_dir: Path, agent_env: dict[str, str]
 ) -> None:
