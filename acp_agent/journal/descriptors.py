@@ -15,13 +15,14 @@ unless more than ``capacity`` journals are busy at once.
 Invariants (``tests/journal/test_descriptors.py`` holds them):
 
 - a borrowed descriptor is never closed by eviction; one borrower per handle at a time (the
-  writer's flush lock serializes a journal's operations);
+  writer's flushes take turns, so a journal's operations never overlap);
 - a reopened descriptor refers to the file first opened (same device and inode); if the path
   now names another file, the borrow fails with ``OSError`` and nothing is written anywhere;
 - a handle's descriptor number is read and changed only under the cache's lock, or by the one
   thread that borrowed it;
 - the number of open journal descriptors exceeds ``capacity`` only while more than ``capacity``
-  are borrowed at the same time (bounded by the worker-thread pool).
+  are borrowed at the same time (bounded by the flusher's threads, ``flusher.MAX_THREADS``,
+  and the worker-thread pool that opens journals).
 
 Capacity: a quarter of the soft ``RLIMIT_NOFILE`` (so 256 under the common 1,024), the rest is
 left for stdio, pipes to tool subprocesses, sockets and MCP servers. If a reopen still meets

@@ -1,7 +1,7 @@
 """The thread side of the writer: a journal file plus the one number that matters, its durable size.
 
-Everything here blocks and runs in a worker thread, one call at a time (the writer's flush lock
-serializes them). ``persist`` is the whole durability protocol of a flush:
+Everything here blocks and runs on a flusher thread (``flusher.py``; a tail cut at open, in a
+worker thread), one call at a time (the writer's flushes take turns). ``persist`` is the whole durability protocol of a flush:
 
 1. if the file's logical end is not the durable size (a previous attempt failed after writing
    something, or before a truncate took), truncate back to the durable size;

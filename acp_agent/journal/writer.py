@@ -6,10 +6,12 @@ Theory of operation
 checks that seqs are contiguous, so the file can never get a gap.
 
 ``await flush()`` is the durability barrier. It takes every pending line, writes them with one
-``write`` (looping only on short writes) and one ``fdatasync``, in a worker thread so the event
-loop stays free. Flushes serialize on a lock and coalesce: a caller that arrives while a flush
-runs waits, then flushes whatever is still pending — often nothing, because the running flush
-took it. With nothing pending, ``flush()`` returns at once without a syscall. So the number of
+``write`` (looping only on short writes) and one ``fdatasync``, on one of the journal's own
+threads (``flusher.py``: one hand-off there, one back) so the event loop stays free. Flushes take
+turns and coalesce: a caller that arrives while a flush runs waits, then flushes whatever is
+still pending — often nothing, because the running flush took it. ``flush_now()`` is the same
+barrier with the hand-off made before it returns (the idle injection's background flush), and
+the outcome is recorded on the loop when the thread's answer arrives, before any waiter wakes. With nothing pending, ``flush()`` returns at once without a syscall. So the number of
 fdatasyncs equals the number of barriers that found something to write, however many events
 were streamed in between.
 
@@ -38,6 +40,7 @@ journal is idle and room is needed, and the next flush opens the file again.
 
 from __future__ import annotations
 
+from collections.abc import Awaitable
 from pathlib import Path
 from types import TracebackType
 
@@ -51,6 +54,7 @@ from acp_agent.journal.errors import JournalClosed, JournalFlushError
 from acp_agent.journal.events import Entry, SessionHeader
 from acp_agent.journal.faults import file_factory as default_file_factory
 from acp_agent.journal.files import FileFactory
+from acp_agent.journal.flusher import FLUSHER
 from acp_agent.journal.format import encode_entry
 from acp_agent.journal.lock import SessionLock
 from acp_agent.journal.opening import LoadedJournal, TailRepair, create_files, open_files
@@ -81,6 +85,16 @@ class JournalStats(msgspec.Struct, frozen=True):
     truncates: int
 
 
+class _Flush:
+    """One flush on its way: ``done`` is set once its outcome is recorded."""
+
+    __slots__ = ("done", "error")
+
+    def __init__(self) -> None:
+        self.done = anyio.Event()
+        self.error: BaseException | None = None
+
+
 class JournalWriter:
     def __init__(
         self, session_id: str, disk: DurableFile, lock: SessionLock, durable_seq: int
@@ -92,7 +106,8 @@ class JournalWriter:
         self._unflushed: list[bytes] = []
         self._last_error: str | None = None
         self._flushes = 0
-        self._flush_lock = anyio.Lock()
+        self._flushing: _Flush | None = None
+        """The running flush (flushes take turns), or ``None``."""
         self._closed = False
         self._log = log.bind(session_id=session_id)
 
@@ -151,27 +166,68 @@ class JournalWriter:
     async def flush(self) -> None:
         if not self._unflushed:
             return
-        async with self._flush_lock:
-            count = len(self._unflushed)
-            if count:
-                await self._flush_lines(count)
+        while self._flushing is not None:  # a flush runs: wait, then flush what it left
+            await self._flushing.done.wait()
+        if self._unflushed:
+            await self._start_flush()
 
-    async def _flush_lines(self, count: int) -> None:
+    def flush_now(self) -> Awaitable[None]:
+        """``flush()``, with its lines handed to the flusher thread before this returns when no
+        flush is running (else it waits for that one, as ``flush()`` does). Await the result:
+        the next flush waits for it. For a caller that goes on working while the lines are
+        made durable (an idle injection, whose answer does not wait for the fsync)."""
+        if self._flushing is not None or not self._unflushed or self._closed:
+            return self.flush()
+        return self._start_flush()
+
+    def _start_flush(self) -> Awaitable[None]:
+        """Take the flush's turn and hand every pending line to the flusher (no flush runs).
+
+        What the flush did is recorded when the thread's answer reaches the loop, before anyone
+        waiting wakes up, whether or not the returned awaitable is ever awaited."""
         if self._closed:
             raise JournalClosed(self.session_id)
-        data = b"".join(self._unflushed[:count])
+        count = len(self._unflushed)
+        data = b"".join(self._unflushed)
+        flush = self._flushing = _Flush()
         try:
-            with anyio.CancelScope(shield=True):
-                await anyio.to_thread.run_sync(self._disk.persist, data)
-        except OSError as exc:
-            raise self._failed(exc) from exc
-        del self._unflushed[:count]
-        self._durable_seq += count
-        self._flushes += 1
-        self._last_error = None
-        self._log.debug(
-            "journal_flushed", lines=count, bytes=len(data), durable_seq=self._durable_seq
-        )
+            FLUSHER.submit(
+                self._disk.persist,
+                data,
+                lambda _, error: self._flushed(flush, count, len(data), error),
+            )
+        except BaseException:
+            self._flushing = None
+            flush.done.set()
+            raise
+        return self._wait_for(flush)
+
+    def _flushed(self, flush: _Flush, count: int, size: int, error: BaseException | None) -> None:
+        """The flusher's answer, on the loop."""
+        try:
+            if isinstance(error, OSError):
+                flush.error = self._failed(error)
+                flush.error.__cause__ = error
+            elif error is not None:
+                flush.error = error
+            else:
+                del self._unflushed[:count]
+                self._durable_seq += count
+                self._flushes += 1
+                self._last_error = None
+                self._log.debug(
+                    "journal_flushed", lines=count, bytes=size, durable_seq=self._durable_seq
+                )
+        finally:
+            self._flushing = None
+            flush.done.set()
+
+    @staticmethod
+    async def _wait_for(flush: _Flush) -> None:
+        with anyio.CancelScope(shield=True):
+            await flush.done.wait()
+        if flush.error is not None:
+            raise flush.error
 
     def _failed(self, exc: OSError) -> JournalFlushError:
         self._last_error = str(exc)

@@ -19,7 +19,8 @@ Effects and their execution:
   held events are told. A failed flush is reported through the observer's journal-error channel
   and the log (before the held events are told); the events stay admitted and the next flush
   retries them. It never becomes an ``agent/error``.
-- ``CommitInBackground``: an idle injection's flush; tracked so ``when_idle`` waits for it.
+- ``CommitInBackground``: an idle injection's flush, handed to the journal's thread at once;
+  tracked so ``when_idle`` waits for it.
 - ``Start*``: spawn a worker. ``Abort``: cancel the worker holding that ticket. The compaction
   worker (``StartCompaction``) plans the cut, asks the model for the summary and reports
   progress to the observer (started / failed / cancelled; success is the appended event).
@@ -338,7 +339,7 @@ class SessionActor:
                 await self._commit()
                 await self._tell_held()
             case CommitInBackground():
-                self._spawn(self._background_commit)
+                self._start_background_commit()
             case StartAdmission(ticket=ticket, prompt=prompt):
                 self._spawn_worker(ticket, lambda: self._admit(ticket, prompt))
             case StartCompaction(ticket=ticket, reason=reason, instructions=instructions):
@@ -403,13 +404,26 @@ class SessionActor:
         except JournalFlushError as exc:
             await self._report_flush_failure(exc)
 
-    async def _background_commit(self) -> None:
+    def _start_background_commit(self) -> None:
+        """The flush's lines go to the journal's thread now, before the effects that follow
+        (the injection's answer) are executed; a task waits for the outcome."""
         self._background_flushes += 1
         try:
-            await self._commit()
-        finally:
+            flushed = self.writer.flush_now()
+        except BaseException:
             self._background_flushes -= 1
-            self._changed.fire()
+            raise
+
+        async def background_commit() -> None:
+            try:
+                await flushed
+            except JournalFlushError as exc:
+                await self._report_flush_failure(exc)
+            finally:
+                self._background_flushes -= 1
+                self._changed.fire()
+
+        self._spawn(background_commit)
 
     async def _report_flush_failure(self, exc: JournalFlushError) -> None:
         """The writer already logged ``journal_flush_failed``; tell the client too."""

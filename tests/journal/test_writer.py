@@ -300,3 +300,60 @@ async def test_a_lock_held_by_another_process_dies_with_it(sdir: Path) -> None:
             child.wait(timeout=30)
     writer, _ = await JournalWriter.open(sdir)  # kill -9 freed it: no stale lock
     await writer.close()
+
+
+async def test_flush_now_hands_the_lines_over_before_returning(sdir: Path) -> None:
+    # writer.py: ``flush_now`` is ``flush()`` with the hand-off to the flusher thread made
+    # before it returns (an idle injection's answer goes on while the fsync runs); nothing is
+    # durable before the fdatasync returned, and a flush arriving meanwhile waits and coalesces.
+    opened: list[GatedFile] = []
+
+    def factory(path: Path, *, create: bool) -> GatedFile:
+        opened.append(GatedFile(path, create=create))
+        return opened[-1]
+
+    writer = await JournalWriter.create(sdir, HEADER, file_factory=factory)
+    file = opened[0]
+    entries = numbered(user(f"m{i}") for i in range(6))
+    file.gate.clear()
+    file.waiting.clear()
+    for entry in entries[:3]:
+        writer.append(entry)
+    flushed = writer.flush_now()  # not awaited yet: the thread has the lines already
+    assert await anyio.to_thread.run_sync(file.waiting.wait, 30)
+    assert writer.durable_seq == 0 and writer.health.unflushed == 3
+    for entry in entries[3:]:
+        writer.append(entry)
+    done: list[str] = []
+
+    async def flush() -> None:
+        await writer.flush()
+        done.append("second")
+
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(flush)
+        for _ in range(10):
+            await checkpoint()
+        assert done == [] and writer.durable_seq == 0
+        file.gate.set()
+        await flushed
+        assert writer.durable_seq >= 3
+    assert done == ["second"] and writer.durable_seq == 6
+    assert (file.writes, file.fdatasyncs) == (3, 3)  # header, the first flush, the second
+    assert journal_of(sdir) == journal_bytes(entries)
+    await writer.close()
+
+
+async def test_flush_now_with_nothing_pending_or_while_a_flush_runs(
+    sdir: Path, files: RecordingFactory
+) -> None:
+    writer = await JournalWriter.create(sdir, HEADER, file_factory=files)
+    await writer.flush_now()  # nothing pending: no syscall
+    assert (files.file.writes, files.file.fdatasyncs) == (1, 1)
+    writer.append(numbered([user()])[0])
+    first, second = writer.flush_now(), writer.flush_now()  # the second waits for the first
+    await first
+    await second
+    assert (files.file.writes, files.file.fdatasyncs) == (2, 2)
+    assert writer.durable_seq == 1
+    await writer.close()

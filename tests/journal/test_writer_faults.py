@@ -268,3 +268,24 @@ async def test_the_header_is_call_one_so_at_2_is_the_first_flush(
     await writer.flush()
     assert journal_of(sdir) == journal_bytes(ENTRIES[:1])
     await writer.close()
+
+
+async def test_a_failed_flush_now_is_reported_kept_and_retried(
+    sdir: Path, files: RecordingFactory
+) -> None:
+    # writer.py: ``flush_now`` keeps ``flush()``'s promise; the outcome is recorded on the loop
+    # when the flusher thread answers, so health is unhealthy before the caller looks.
+    writer = await started(sdir, files)
+    files.file.plan.arm(FaultOp.FSYNC, FaultKind.EIO)
+    with capture_logs() as logs, pytest.raises(JournalFlushError) as caught:
+        await writer.flush_now()
+    text = "[Errno 5] Input/output error (injected into fsync)"
+    assert (caught.value.error, caught.value.unflushed) == (text, 5)
+    assert isinstance(caught.value.__cause__, OSError)
+    assert writer.health == JournalHealth(healthy=False, unflushed=5, last_error=text)
+    assert [e["event"] for e in logs].count("journal_flush_failed") == 1
+    await writer.flush_now()
+    assert writer.health == JournalHealth(healthy=True, unflushed=0)
+    assert writer.durable_seq == 10
+    assert journal_of(sdir) == journal_bytes(ENTRIES[:10])
+    await writer.close()

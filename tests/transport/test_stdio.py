@@ -4,10 +4,12 @@ import os
 import subprocess
 import sys
 import textwrap
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 
 import anyio
+import anyio.lowlevel
 import msgspec
 import pytest
 from structlog.testing import capture_logs
@@ -144,3 +146,73 @@ def test_an_abandoned_read_does_not_keep_the_process_alive() -> None:
         anyio.run(main)
         """
     )
+
+
+async def test_pipe_batches_keep_their_order_on_the_loop_and_the_thread(fds: list[int]) -> None:
+    # stdio.py: small batches for a pipe with room are written on the loop, larger ones by the
+    # fd's thread; the bytes still go out in the order the sink was called.
+    read_end, write_end = os.pipe()
+    fds += [read_end, write_end]
+    sink = FdSink(write_end)
+    batches = [(b"%d " % i) * (3000 if i % 3 == 0 else 5) + b"\n" for i in range(30)]
+    received = bytearray()
+    expected = b"".join(batches)
+
+    def drain() -> None:
+        while len(received) < len(expected):
+            received.extend(os.read(read_end, 65536))
+
+    try:
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(anyio.to_thread.run_sync, drain)
+            for batch in batches:
+                await sink(batch)
+    finally:
+        sink.close()
+    assert bytes(received) == expected
+
+
+async def test_a_full_pipe_is_written_by_the_thread_not_the_loop(fds: list[int]) -> None:
+    # stdio.py: the loop writes only when ``poll`` says the pipe has room; a client that stopped
+    # reading must not block the event loop (a ``session/cancel`` must still get in).
+    read_end, write_end = os.pipe()
+    fds += [read_end, write_end]
+    os.set_blocking(write_end, False)
+    while True:  # fill the pipe to the brim
+        try:
+            os.write(write_end, b"f" * 4096)
+        except BlockingIOError:
+            try:
+                os.write(write_end, b"f")
+            except BlockingIOError:
+                break
+    os.set_blocking(write_end, True)
+    sink = FdSink(write_end)
+    loop_alive = threading.Event()
+    received = bytearray()
+
+    def drain() -> None:
+        loop_alive.wait(10)  # if the loop blocked in write(2), this unblocks it after a while
+        while not received.endswith(b"frame\n"):
+            received.extend(os.read(read_end, 65536))
+
+    written: list[bool] = []
+
+    async def write() -> None:
+        await sink(b"frame\n")
+        written.append(True)
+
+    drainer = threading.Thread(target=drain, daemon=True)
+    drainer.start()  # before the sink is called: a blocked loop could not start it
+    try:
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(write)
+            for _ in range(20):
+                await anyio.lowlevel.checkpoint()
+            pending_while_loop_ran = not written
+            loop_alive.set()
+    finally:
+        sink.close()
+    await anyio.to_thread.run_sync(drainer.join, 30)
+    assert pending_while_loop_ran
+    assert written == [True] and received.endswith(b"frame\n")
