@@ -55,10 +55,8 @@ class GlobArgs(msgspec.Struct, frozen=True):
 class Glob:
     name = NAME
     description = (
-        "Find files by path pattern under `path` (default the working directory): `*`, `?` "
-        "and `[abc]` match within one path segment, `**` any number of directories (e.g. "
-        "`**/*.py`, `src/**/test_*.py`). Answers matching file paths, most recently modified "
-        f"first, at most {MAX_RESULTS}. Skips `.git`, `node_modules` and tool caches."
+        "Find files by glob pattern (`**` spans directories: `src/**/test_*.py`). Paths, "
+        f"newest first, at most {MAX_RESULTS}; `.git` and `node_modules` are skipped."
     )
     kind = ToolKind.SEARCH
     parameters: dict[str, object] = {  # noqa: RUF012 - a JSON schema, read only

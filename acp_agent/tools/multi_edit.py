@@ -40,12 +40,9 @@ class MultiEditArgs(msgspec.Struct, frozen=True):
 _EDIT_SCHEMA: dict[str, object] = {
     "type": "object",
     "properties": {
-        "old_string": {"type": "string", "description": "the exact text to replace"},
-        "new_string": {"type": "string", "description": "the replacement text"},
-        "replace_all": {
-            "type": "boolean",
-            "description": "replace every occurrence (default false)",
-        },
+        "old_string": {"type": "string"},
+        "new_string": {"type": "string"},
+        "replace_all": {"type": "boolean"},
     },
     "required": ["old_string", "new_string"],
 }
@@ -54,10 +51,8 @@ _EDIT_SCHEMA: dict[str, object] = {
 class MultiEdit:
     name = NAME
     description = (
-        "Make several exact replacements in one file at once, all or nothing. Each edit is like "
-        "`edit_file` (`old_string` must match exactly and occur once unless `replace_all`) and "
-        "applies to the text the edits before it produced. If any edit fails, nothing is "
-        "changed. Read the file first."
+        "Several `edit_file` replacements in one file, applied in order, all or nothing (one "
+        "failing edit changes nothing)."
     )
     kind = ToolKind.EDIT
     parameters: dict[str, object] = {  # noqa: RUF012 - a JSON schema, read only
@@ -69,7 +64,6 @@ class MultiEdit:
                 "items": _EDIT_SCHEMA,
                 "minItems": 1,
                 "maxItems": MAX_EDITS,
-                "description": "the replacements, applied in order",
             },
         },
         "required": ["path", "edits"],

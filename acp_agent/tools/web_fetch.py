@@ -71,10 +71,8 @@ class _Page:
 class WebFetch:
     name = NAME
     description = (
-        "Fetch a web page or file over HTTP(S) (GET) and read it as text; HTML is reduced to "
-        f"text with links. At most {MAX_BYTES // 1024} KiB are downloaded and "
-        f"{MAX_TEXT_CHARS // 1024} KiB of text answered. The user may be asked to allow each "
-        "site."
+        "GET an http(s) URL as text (HTML reduced to text with links; at most "
+        f"{MAX_TEXT_CHARS // 1024} KiB). The user may be asked to allow each site."
     )
     kind = ToolKind.FETCH
     parameters: dict[str, object] = {  # noqa: RUF012 - a JSON schema, read only

@@ -3,8 +3,9 @@
 Our agent runs as a real process on the real OpenAI-compatible provider (``--model
 openai:gpt-test``, a fresh state dir, an empty config file), pointed at ``bench/loopback.py``,
 which answers a minimal event stream. After ``initialize``, ``session/new`` (an empty workspace:
-no instruction files) and ``session/prompt`` with the one text block ``hi``, the body of the one
-HTTP request the loopback server received is measured: its total length, the system message and
+no instruction files) and ``session/prompt`` with the one text block ``hi``, the body of the
+HTTP request of the turn (the first the loopback server receives; the session's background
+title request, which follows the turn, is left out) is measured: its total length, the system message and
 the ``tools`` array as they appear in it (JSON, compact; checked by re-encoding the whole body
 to its exact length), and the number of tools.
 
@@ -46,9 +47,12 @@ async def first_request(lab: Lab, server: Loopback, name: str) -> bytes:
     finally:
         await client.close()
     requests = [r for r in server.take() if r.path.endswith("/chat/completions")]
-    if len(requests) != 1:
-        raise WireError(f"expected one model request for the first prompt, got {len(requests)}")
-    return requests[0].body
+    # The turn's request comes first; after the turn, the session asks for its title (one small
+    # request without tools, once per session: session/titles.py), which is not measured here.
+    turn = [r for r in requests if b'"tools"' in r.body]
+    if not turn or requests[0] is not turn[0]:
+        raise WireError(f"no tool-carrying request came first among {len(requests)}")
+    return turn[0].body
 
 
 def parts(body: bytes) -> dict[str, Any]:
