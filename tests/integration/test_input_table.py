@@ -407,7 +407,8 @@ def vm_kib(pid: int, field: str) -> int:
 async def test_an_80_mib_line_is_rejected_in_bounded_memory(agent_env: dict[str, str]) -> None:
     env = {**agent_env, "ACP_AGENT_MAX_LINE_BYTES": str(1024 * 1024)}
     async with RawAgent(env=env, timeout=30) as agent:
-        await still_serving(agent, 1)
+        await still_serving(agent, 1)  # answered before the server is imported (launch.py)
+        await still_serving(agent, 3)  # answered by the router: the imports are done
         baseline = vm_kib(agent.process.pid, "VmRSS")
         huge = b'{"jsonrpc":"2.0","id":60,"method":"initialize","params":{"x":"'
         huge += b"z" * (80 * 1024 * 1024) + b'"}}\n'
