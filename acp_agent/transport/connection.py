@@ -61,6 +61,7 @@ from types import TracebackType
 from typing import Protocol, Self, TypeVar, assert_never
 
 import anyio
+import anyio.lowlevel
 import msgspec
 import structlog
 from anyio.abc import TaskGroup
@@ -241,9 +242,12 @@ class Connection:
     async def notify_all(self, method: str, params: Sequence[object]) -> None:
         """Queue one plain notification per item of ``params``, as one block of frames (one
         encoder call, one place in the writer's queue; the client reads the same lines as from
-        one ``notify`` each); waits while the queue is full."""
+        one ``notify`` each); waits while the queue is full. Then lets the writer run: a
+        producer of blocks would otherwise fill the queue before the first one is written, and
+        the client would decode nothing until then (no pipelining)."""
         if params:
             await self._writer.put(encode_notifications(method, params))
+            await anyio.lowlevel.checkpoint()
 
     async def request(self, method: str, params: object, result_type: type[T]) -> T:
         """Send a request to the client and decode its result as ``result_type``.
