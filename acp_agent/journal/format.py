@@ -141,25 +141,25 @@ def _seal_status(line: bytes) -> bool:
     """
     if line[-_CRC_MEMBER_LEN:-10] != _CRC_KEY or len(line) <= _CRC_MEMBER_LEN:
         return False
-    digits = line[-10:-2]
     # A copy of a short body is cheaper than a memoryview of it (about a third of the time,
     # per line of a session/load); a long one is not copied.
     body = (
         line[:-_CRC_MEMBER_LEN] if len(line) < _COPY_BELOW else memoryview(line)[:-_CRC_MEMBER_LEN]
     )
     body_crc = zlib.crc32(b"}", zlib.crc32(body))
-    if line[-2:] == b'"}' and b"%08x" % body_crc == digits:
+    if line[-10:] == b'%08x"}' % body_crc:  # the digits and the member's end, in one compare
         return True
+    digits = line[-10:-2]
     if line[-2:] != b'"}' or not _HEX.issuperset(digits):
         raise BadLine("malformed checksum")
     raise BadLine(f"checksum mismatch (line says {digits.decode()}, bytes give {body_crc:08x})")
 
 
-def _strip(line: bytes) -> bytes:
+def _strip(line: bytes, nul_free: bool = False) -> bytes:
     line = line[:-1] if line.endswith(b"\n") else line
     if not line:
         raise BadLine("empty line")
-    if b"\x00" in line:
+    if not nul_free and b"\x00" in line:
         raise BadLine("NUL bytes")
     return line
 
@@ -214,8 +214,10 @@ def encode_entry(entry: Entry) -> bytes:
     return _seal(_encoder.encode(_LineOut(entry.seq, entry.time, event_type(event), data)))
 
 
-def decode_entry(line: bytes, *, require_crc: bool = True) -> Entry:
-    line = _strip(line)
+def decode_entry(line: bytes, *, require_crc: bool = True, nul_free: bool = False) -> Entry:
+    """``nul_free``: the caller found no NUL byte in the buffer ``line`` comes from (one
+    search of a whole journal instead of one per line)."""
+    line = _strip(line, nul_free)
     sealed = _seal_status(line)
     if require_crc and not sealed:
         raise BadLine("missing checksum")
