@@ -242,11 +242,12 @@ class Connection:
     async def notify_all(self, method: str, params: Sequence[object]) -> None:
         """Queue one plain notification per item of ``params``, as one block of frames (one
         encoder call, one place in the writer's queue; the client reads the same lines as from
-        one ``notify`` each); waits while the queue is full. Then lets the writer run: a
-        producer of blocks would otherwise fill the queue before the first one is written, and
-        the client would decode nothing until then (no pipelining)."""
+        one ``notify`` each); waits while the queue is full, each frame of the block counting
+        against its capacity. Then lets the writer run: a producer of blocks would otherwise
+        fill the queue before the first one is written, and the client would decode nothing
+        until then (no pipelining)."""
         if params:
-            await self._writer.put(encode_notifications(method, params))
+            await self._writer.put(encode_notifications(method, params), len(params))
             await anyio.lowlevel.checkpoint()
 
     async def request(self, method: str, params: object, result_type: type[T]) -> T:
