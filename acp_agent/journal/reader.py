@@ -88,6 +88,7 @@ def _parse(data: bytes, path: Path | None) -> ParsedJournal:
     entries: list[Entry] = []
     offset = start
     lines = data[start:].split(b"\n")
+    nul_free = b"\x00" not in data
     last = len(lines) - 1  # the piece after the final newline: b"" when the file ends cleanly
     for index, line in enumerate(lines):
         if index == last and not line:
@@ -96,7 +97,7 @@ def _parse(data: bytes, path: Path | None) -> ParsedJournal:
         try:
             if index == last:
                 raise BadLine("no trailing newline")
-            entry = decode_entry(line, require_crc=sealed)
+            entry = decode_entry(line, require_crc=sealed, nul_free=nul_free)
         except BadLine as bad:
             follower = _first_valid(lines[index + 1 : last], offset + len(line) + 1, sealed)
             if follower is not None:

@@ -55,12 +55,13 @@ Endings, each one path:
 from __future__ import annotations
 
 import itertools
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from enum import StrEnum
 from types import TracebackType
 from typing import Protocol, Self, TypeVar, assert_never
 
 import anyio
+import anyio.lowlevel
 import msgspec
 import structlog
 from anyio.abc import TaskGroup
@@ -78,6 +79,7 @@ from acp_agent.transport.jsonrpc import (
     decode_message,
     encode_error,
     encode_notification,
+    encode_notifications,
     encode_request,
     encode_response,
 )
@@ -236,6 +238,17 @@ class Connection:
             self._writer.put_now(frame)
         else:
             await self._writer.put(frame)
+
+    async def notify_all(self, method: str, params: Sequence[object]) -> None:
+        """Queue one plain notification per item of ``params``, as one block of frames (one
+        encoder call, one place in the writer's queue; the client reads the same lines as from
+        one ``notify`` each); waits while the queue is full, each frame of the block counting
+        against its capacity. Then lets the writer run: a producer of blocks would otherwise
+        fill the queue before the first one is written, and the client would decode nothing
+        until then (no pipelining)."""
+        if params:
+            await self._writer.put(encode_notifications(method, params), len(params))
+            await anyio.lowlevel.checkpoint()
 
     async def request(self, method: str, params: object, result_type: type[T]) -> T:
         """Send a request to the client and decode its result as ``result_type``.

@@ -47,6 +47,7 @@ from __future__ import annotations
 
 import codecs
 import re
+from collections.abc import Sequence
 from enum import StrEnum
 from typing import Annotated, Literal
 
@@ -342,6 +343,16 @@ def encode_error(request_id: RequestId, error: RpcError) -> bytes:
 
 def encode_notification(method: str, params: object = None) -> bytes:
     return _frame(_Notification(method=method, params=_omit_none(params)))
+
+
+def encode_notifications(method: str, params: Sequence[object]) -> bytes:
+    """One ``method`` notification per item of ``params``, the frames joined: the bytes of
+    ``encode_notification`` for each, in one encoder call (a replay sends thousands)."""
+    messages = [_Notification(method=method, params=_omit_none(p)) for p in params]
+    body = _ENCODER.encode_lines(messages)
+    if body.count(b"\n") != len(messages):
+        raise FrameError("an encoded frame may not contain a raw newline")
+    return body
 
 
 def encode_request(request_id: int, method: str, params: object = None) -> bytes:

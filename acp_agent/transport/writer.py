@@ -42,7 +42,10 @@ class FrameWriter:
         self._sink = sink
         self._on_closed = on_closed
         self._capacity = capacity
-        self._frames: deque[bytes] = deque()
+        self._frames: deque[tuple[bytes, int]] = deque()
+        """Each item: its bytes and how many frames they are (a block of a replay: many)."""
+        self._queued = 0
+        """Frames in ``_frames``: what ``capacity`` bounds."""
         self._room = anyio.Lock()  # producers waiting for room wait in FIFO order
         self._changed = anyio.Event()
         self._watched = False
@@ -62,32 +65,34 @@ class FrameWriter:
         self._watched = True
         await self._changed.wait()
 
-    async def put(self, frame: bytes) -> bool:
+    async def put(self, frame: bytes, frames: int = 1) -> bool:
         """Queue ``frame``, waiting for room; ``False`` if it was dropped (writer stopped).
+        ``frames``: how many whole lines ``frame`` holds (each counts against the capacity).
 
         With room and nobody waiting ahead, the frame is queued at once: no lock, and a
         checkpoint only every ``_YIELD_EVERY`` frames (a producer that never blocks still lets
         the loop read stdin, so a cancel gets in) instead of two per frame.
         """
-        if len(self._frames) < self._capacity and not self._room.locked():
+        if self._queued < self._capacity and not self._room.locked():
             self._unyielded += 1
             if self._unyielded >= _YIELD_EVERY:
                 self._unyielded = 0
                 await anyio.lowlevel.checkpoint()
-                return await self.put(frame)  # the queue may have changed meanwhile
-            return self.put_now(frame)
+                return await self.put(frame, frames)  # the queue may have changed meanwhile
+            return self.put_now(frame, frames)
         self._unyielded = 0
         async with self._room:
-            while len(self._frames) >= self._capacity and not self._stopped:
+            while self._queued >= self._capacity and not self._stopped:
                 await self._wait_change()
-            return self.put_now(frame)
+            return self.put_now(frame, frames)
 
-    def put_now(self, frame: bytes) -> bool:
+    def put_now(self, frame: bytes, frames: int = 1) -> bool:
         """Queue ``frame`` without waiting for room (see the module docstring for when)."""
         if self._stopped or self._closing:
             log.debug("frame_dropped", size=len(frame))
             return False
-        self._frames.append(frame)
+        self._frames.append((frame, frames))
+        self._queued += frames
         self._signal()
         return True
 
@@ -102,6 +107,7 @@ class FrameWriter:
         """Stop at once; frames still queued are dropped."""
         self._stopped = True
         self._frames.clear()
+        self._queued = 0
         self._signal()
 
     async def run(self) -> None:
@@ -116,6 +122,7 @@ class FrameWriter:
         except WireClosed as exc:
             self._stopped = True
             self._frames.clear()
+            self._queued = 0
             self._on_closed(exc)
         finally:
             self._stopped = True
@@ -127,8 +134,9 @@ class FrameWriter:
         frames: list[bytes] = []
         size = 0
         while self._frames and size < _BATCH_BYTES:
-            frame = self._frames.popleft()
+            frame, count = self._frames.popleft()
             frames.append(frame)
             size += len(frame)
+            self._queued -= count
         self._signal()
         return b"".join(frames)

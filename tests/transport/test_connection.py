@@ -340,6 +340,30 @@ async def test_backpressure_waits_and_keeps_order() -> None:
     assert len(sink.writes) < 50, "frames are written in batches"
 
 
+async def test_a_block_of_frames_counts_each_frame_against_the_queue() -> None:
+    # writer.py: the capacity bounds frames, and a block (notify_all, a replay) holds many.
+    sink = GatedSink()
+    client = MemoryClient()
+    blocks = 0
+    async with Connection(client.agent_source, sink, queue_frames=8) as conn:
+
+        async def produce() -> None:
+            nonlocal blocks
+            for b in range(10):
+                await conn.notify_all("n", [{"b": b, "i": i} for i in range(4)])
+                blocks += 1
+
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(produce)
+            await anyio.wait_all_tasks_blocked()
+            # 8 frames queued (2 blocks), plus at most one batch (<= 8 frames) at the sink
+            assert 2 <= blocks <= 4, "the producer waits once the queue holds 8 frames"
+            sink.gate.set()
+    frames = [msgspec.json.decode(line) for line in b"".join(sink.writes).splitlines()]
+    expected = [{"b": b, "i": i} for b in range(10) for i in range(4)]
+    assert frames == [{"jsonrpc": "2.0", "method": "n", "params": p} for p in expected]
+
+
 async def test_broken_wire_is_reported_once_and_stops_serving() -> None:
     client = MemoryClient()
     with capture_logs() as logs:
