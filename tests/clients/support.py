@@ -126,7 +126,16 @@ class Acpx:
 
     def argv(self, *args: str, json_format: bool = False) -> list[str]:
         fmt = ["--format", "json"] if json_format else []
-        return [node(), str(require(ACPX_CLI)), "--agent", self.agent, "--ttl", str(self.ttl), *fmt, *args]
+        return [
+            node(),
+            str(require(ACPX_CLI)),
+            "--agent",
+            self.agent,
+            "--ttl",
+            str(self.ttl),
+            *fmt,
+            *args,
+        ]
 
     def run(self, *args: str, json_format: bool = False) -> subprocess.CompletedProcess[str]:
         completed = subprocess.run(
