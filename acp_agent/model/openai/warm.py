@@ -1,6 +1,7 @@
 """Importing the HTTP stack before the first request needs it, while the user is still typing.
 
-``import httpx`` (85-130 ms here) and the TLS context every ``httpx.AsyncClient`` builds from
+``import httpx`` (85-130 ms here), ``import httpcore`` (which httpx defers to the first client's
+transport, about 55 ms) and the TLS context every ``httpx.AsyncClient`` builds from
 certifi's bundle (about 80 ms, even for an ``http://`` URL) are most of a fresh process's time
 to its first token, and ``initialize`` must not pay for them (the provider imports httpx at its
 first request). So once a session exists — ``session/new`` or ``load`` answered — ``warm_up``
@@ -21,7 +22,8 @@ import structlog
 
 log = structlog.get_logger(__name__)
 
-MODULES = ("httpx",)
+MODULES = ("httpx", "httpcore")
+"""httpx imports httpcore (and h11) only when its first transport is built, about 55 ms more."""
 _started = threading.Event()
 _context_lock = threading.Lock()
 _context: ssl.SSLContext | None = None
