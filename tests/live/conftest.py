@@ -95,3 +95,26 @@ def second_step_called(journal_file: Path) -> bool:
     except ValueError:
         return False
     return True
+
+
+BRIEF_PROMPT = "You are a helpful assistant. Keep every answer to one line.\n"
+
+
+@pytest.fixture
+def brief_env(agent_env: dict[str, str], tmp_path: Path) -> dict[str, str]:
+    """``agent_env`` with a one-line system prompt (``[agent] system_prompt_file``) asking for
+    short answers, for the tests that need the model to end its answer by itself (``end_turn``).
+
+    Behind the built-in prompt SmolLM2-135M's answer to "Say hello." is a function of that
+    prompt's text, the date and the platform line (contract §8), so each edit of the prompt, or
+    another day or kernel, can turn a short answer into one that runs to ``max_tokens``
+    (measured: it did after the prompt gained plan mode). A short fixed instruction keeps the
+    answer short whatever those lines say: with this one, "Say hello." and "Say hello again."
+    ended by themselves in 66 of 66 requests over 11 dates and 3 kernel versions (other wordings
+    tried: 1 to 6 of 66 ran to the bound). The built-in prompt's requests are checked offline.
+    """
+    prompt = tmp_path / "brief-system-prompt.md"
+    prompt.write_text(BRIEF_PROMPT, encoding="utf-8")
+    config = tmp_path / "live-config.toml"
+    config.write_text(f'[agent]\nsystem_prompt_file = "{prompt}"\n', encoding="utf-8")
+    return {**agent_env, "ACP_AGENT_CONFIG": str(config)}

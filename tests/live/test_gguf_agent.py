@@ -71,11 +71,11 @@ async def cpu_rate(pid: int, seconds: float) -> float:
 
 
 async def test_a_streamed_answer_ends_end_turn(
-    smollm2: Path, workspace: Path, state_dir: Path, agent_env: dict[str, str]
+    smollm2: Path, workspace: Path, state_dir: Path, brief_env: dict[str, str]
 ) -> None:
     """Then SIGTERM stops the agent (exit 0): llama.cpp's server, which sets SIGINT/SIGTERM
     handlers of its own in some versions, left the agent's in place."""
-    async with recorded_agent(command=gguf_command(smollm2), env=agent_env) as agent:
+    async with recorded_agent(command=gguf_command(smollm2), env=brief_env) as agent:
         sid = await agent.handshake(workspace)
         sent = time.monotonic()
         prompt = asyncio.create_task(agent.prompt_text(sid, "Say hello."))
@@ -153,11 +153,11 @@ async def test_b_cancel_mid_stream_answers_cancelled_and_stops_the_generation(
 
 
 async def test_c_two_queued_prompts_replay_after_session_load_in_a_new_process(
-    smollm2: Path, workspace: Path, state_dir: Path, agent_env: dict[str, str]
+    smollm2: Path, workspace: Path, state_dir: Path, brief_env: dict[str, str]
 ) -> None:
     prompts = ["Say hello.", "Say hello again."]
     started = time.monotonic()
-    async with recorded_agent(command=gguf_command(smollm2), env=agent_env) as agent:
+    async with recorded_agent(command=gguf_command(smollm2), env=brief_env) as agent:
         sid = await agent.handshake(workspace)
         first = asyncio.create_task(agent.prompt_text(sid, prompts[0]))
         second = asyncio.create_task(agent.prompt_text(sid, prompts[1]))
@@ -175,7 +175,7 @@ async def test_c_two_queued_prompts_replay_after_session_load_in_a_new_process(
     assert all(text.strip() for text in live), live
 
     loaded_at = time.monotonic()
-    async with recorded_agent(command=gguf_command(smollm2), env=agent_env) as loader:
+    async with recorded_agent(command=gguf_command(smollm2), env=brief_env) as loader:
         await loader.conn.initialize(
             protocol_version=PROTOCOL_VERSION, client_capabilities=loader.client.capabilities()
         )
