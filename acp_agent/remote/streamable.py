@@ -258,12 +258,8 @@ class Streamable:
                 return
             await self._initialize(line, envelope, send)
             return
-        if connection_id is None:
-            await respond(send, 400, b"Missing Acp-Connection-Id")
-            return
-        link = self.links.get(connection_id)
-        if link is None or link.gone.is_set():
-            await respond(send, 404, b"Unknown Acp-Connection-Id")
+        link = await self._link_named(headers, send)
+        if link is None:
             return
         refusal = _route_request(link, envelope, header(headers, SESSION_ID.lower().encode()))
         if refusal is not None:
@@ -323,13 +319,8 @@ class Streamable:
         if "text/event-stream" not in (header(headers, b"accept") or "").lower():
             await respond(send, 406, b"Not Acceptable")
             return
-        connection_id = header(headers, CONNECTION_ID.lower().encode())
-        if connection_id is None:
-            await respond(send, 400, b"Missing Acp-Connection-Id")
-            return
-        link = self.links.get(connection_id)
-        if link is None or link.gone.is_set():
-            await respond(send, 404, b"Unknown Acp-Connection-Id")
+        link = await self._link_named(headers, send)
+        if link is None:
             return
         session_id = header(headers, SESSION_ID.lower().encode())
         box = link.outbox(session_id)
@@ -349,16 +340,27 @@ class Streamable:
     # -- DELETE -----------------------------------------------------------------------------------
 
     async def _delete(self, headers: list[tuple[bytes, bytes]], send: Send) -> None:
-        connection_id = header(headers, CONNECTION_ID.lower().encode())
-        if connection_id is None:
-            await respond(send, 400, b"Missing Acp-Connection-Id")
-            return
-        link = self.links.get(connection_id)
+        link = await self._link_named(headers, send, ending_too=True)
         if link is None:
-            await respond(send, 404, b"Unknown Acp-Connection-Id")
             return
         link.drop("DELETE")
         await respond(send, 202, b"")
+
+    async def _link_named(
+        self, headers: list[tuple[bytes, bytes]], send: Send, *, ending_too: bool = False
+    ) -> Link | None:
+        """The connection the ``Acp-Connection-Id`` header names; ``None`` once a 400 (no
+        header) or 404 (no such connection, or one that is ending unless ``ending_too``) is
+        answered."""
+        connection_id = header(headers, CONNECTION_ID.lower().encode())
+        if connection_id is None:
+            await respond(send, 400, b"Missing Acp-Connection-Id")
+            return None
+        link = self.links.get(connection_id)
+        if link is None or (link.gone.is_set() and not ending_too):
+            await respond(send, 404, b"Unknown Acp-Connection-Id")
+            return None
+        return link
 
 
 def _route_request(link: Link, envelope: _Envelope, session_header: str | None) -> str | None:
