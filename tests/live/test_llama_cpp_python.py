@@ -22,7 +22,6 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import socket
 import subprocess
 import time
 from collections.abc import Iterator
@@ -41,6 +40,7 @@ from tests.integration.support import (
     update_kinds,
     wait_until,
 )
+from tests.mcp.support import free_port
 from tests.support.process import agent_command
 from tests.support.recording import recorded_agent
 
@@ -60,12 +60,6 @@ TOOL = {
         },
     },
 }
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
 
 
 @pytest.fixture(scope="module")
