@@ -76,13 +76,7 @@ class Loopback:
                     head = await reader.readuntil(b"\r\n\r\n")
                 except (asyncio.IncompleteReadError, ConnectionError):
                     return
-                lines = head.decode("latin-1").split("\r\n")
-                method, path, _ = lines[0].split(" ", 2)
-                headers = {}
-                for line in lines[1:]:
-                    if line:
-                        name, _, value = line.partition(":")
-                        headers[name.strip().lower()] = value.strip()
+                method, path, headers = parse_head(head)
                 body = await reader.readexactly(int(headers.get("content-length", "0")))
                 self.requests.append(Request(method, path, headers, body, time.perf_counter()))
                 self.arrived.set()
@@ -109,3 +103,15 @@ async def loopback() -> AsyncIterator[Loopback]:
     finally:
         listener.close()
         await listener.wait_closed()
+
+
+def parse_head(head: bytes) -> tuple[str, str, dict[str, str]]:
+    """An HTTP/1.1 request head: method, path and the headers, names lower-cased."""
+    lines = head.decode("latin-1").split("\r\n")
+    method, path, _ = lines[0].split(" ", 2)
+    headers = {}
+    for line in lines[1:]:
+        if line:
+            name, _, value = line.partition(":")
+            headers[name.strip().lower()] = value.strip()
+    return method, path, headers

@@ -32,6 +32,8 @@ from collections.abc import AsyncIterator, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from bench.loopback import parse_head
+
 Json = Any
 TEXT = "Hello!"
 DONE_TEXT = "Done."
@@ -391,7 +393,7 @@ class FakeModel:
         try:
             while True:
                 head = await reader.readuntil(b"\r\n\r\n")
-                method, path, headers = _parse_head(head)
+                method, path, headers = parse_head(head)
                 body = await _read_body(reader, headers)
                 agent = path.lstrip("/").split("/", 1)[0]
                 self.requests.setdefault(agent, []).append(
@@ -409,17 +411,6 @@ class FakeModel:
             writer.close()
             with contextlib.suppress(ConnectionError):
                 await writer.wait_closed()
-
-
-def _parse_head(head: bytes) -> tuple[str, str, dict[str, str]]:
-    lines = head.decode("latin-1").split("\r\n")
-    method, path, _ = lines[0].split(" ", 2)
-    headers = {}
-    for line in lines[1:]:
-        if line:
-            name, _, value = line.partition(":")
-            headers[name.strip().lower()] = value.strip()
-    return method, path, headers
 
 
 async def _read_body(reader: asyncio.StreamReader, headers: dict[str, str]) -> bytes:
