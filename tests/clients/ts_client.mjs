@@ -14,58 +14,12 @@
 // process): session/load, collecting the replay. Every raw line each agent wrote and every message
 // this client sent is in the summary, for the test to validate against the ACP schema.
 
-import { spawn } from "node:child_process";
 import { readFileSync, writeFileSync } from "node:fs";
-import { createRequire } from "node:module";
-import { join } from "node:path";
-import { Writable } from "node:stream";
-import { pathToFileURL } from "node:url";
+
+import { importSdk, startAgent } from "./ts_support.mjs";
 
 const [prefix, workspace, agentJson, secondAgentJson] = process.argv.slice(2);
-const sdkPath = createRequire(join(prefix, "package.json")).resolve("@agentclientprotocol/sdk");
-const acp = await import(pathToFileURL(sdkPath).href);
-
-function startAgent(argv) {
-  const child = spawn(argv[0], argv.slice(1), { stdio: ["pipe", "pipe", "inherit"] });
-  const wire = { agent: [], client: [] };
-  // The agent's stdout as a web stream, keeping every raw line it wrote on the way.
-  const decoder = new TextDecoder();
-  let partial = "";
-  let cancelled = false; // once the connection closes, it stops reading
-  const input = new ReadableStream({
-    cancel() {
-      cancelled = true;
-    },
-    start(controller) {
-      child.stdout.on("data", (chunk) => {
-        partial += decoder.decode(chunk, { stream: true });
-        let at;
-        while ((at = partial.indexOf("\n")) >= 0) {
-          wire.agent.push(partial.slice(0, at + 1));
-          partial = partial.slice(at + 1);
-        }
-        if (!cancelled) controller.enqueue(new Uint8Array(chunk));
-      });
-      child.stdout.on("end", () => {
-        if (partial) wire.agent.push(partial);
-        if (!cancelled) controller.close();
-      });
-    },
-  });
-  const raw = acp.ndJsonStream(Writable.toWeb(child.stdin), input);
-  const writer = raw.writable.getWriter();
-  const writable = new WritableStream({
-    async write(message) {
-      wire.client.push(message);
-      await writer.write(message);
-    },
-    async close() {
-      await writer.close();
-    },
-  });
-  const exited = new Promise((resolve) => child.on("exit", (code) => resolve(code)));
-  return { stream: { readable: raw.readable, writable }, wire, child, exited };
-}
+const acp = await importSdk(prefix, "");
 
 function clientApp(log) {
   return acp
@@ -122,7 +76,7 @@ const text = (updates) =>
 
 async function firstConnection() {
   const log = { updates: [], permissions: [], reads: [], writes: [] };
-  const agent = startAgent(JSON.parse(agentJson));
+  const agent = startAgent(acp, JSON.parse(agentJson));
   const summary = await clientApp(log).connectWith(agent.stream, async (ctx) => {
     const init = await ctx.request("initialize", {
       protocolVersion: acp.PROTOCOL_VERSION,
@@ -200,14 +154,13 @@ async function firstConnection() {
       unknownExtension: unknown,
     };
   });
-  agent.child.stdin.end(); // the agent exits 0 at EOF (docs/contract.md §1)
-  const exitCode = await agent.exited;
+  const exitCode = await agent.stop(); // the agent exits 0 at EOF (docs/contract.md §1)
   return { ...summary, log, exitCode, wire: agent.wire };
 }
 
 async function secondConnection(sessionId) {
   const log = { updates: [], permissions: [], reads: [], writes: [] };
-  const agent = startAgent(JSON.parse(secondAgentJson));
+  const agent = startAgent(acp, JSON.parse(secondAgentJson));
   const summary = await clientApp(log).connectWith(agent.stream, async (ctx) => {
     const init = await ctx.request("initialize", {
       protocolVersion: acp.PROTOCOL_VERSION,
@@ -223,8 +176,7 @@ async function secondConnection(sessionId) {
     const replay = [...log.updates];
     return { response, replay };
   });
-  agent.child.stdin.end(); // the agent exits 0 at EOF (docs/contract.md §1)
-  const exitCode = await agent.exited;
+  const exitCode = await agent.stop(); // the agent exits 0 at EOF (docs/contract.md §1)
   return { ...summary, exitCode, wire: agent.wire };
 }
 
