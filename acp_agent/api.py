@@ -60,8 +60,13 @@ from acp_agent.session.errors import (
     UnknownSession,
 )
 from acp_agent.session.ports import SessionObserver
-from acp_agent.session.service import Content, Injected, PendingPrompt, Sessions
-from acp_agent.session.service import Session as _Session
+from acp_agent.session.service import (
+    Content,
+    Injected,
+    PendingPrompt,
+    Session as _Session,
+    Sessions,
+)
 from acp_agent.session.signals import Failed, Finished, Outcome, Placement, Refused, StopReason
 from acp_agent.session.system_prompt import PromptConfig, PromptMode, SessionPrompt
 from acp_agent.session.toolrun import ToolHooks, ToolRunner

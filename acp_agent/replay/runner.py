@@ -12,8 +12,14 @@ from pathlib import Path
 from acp_agent.replay.checks import FrameCheck, SchemaChecks
 from acp_agent.replay.driver import Launcher, Outcome, drive
 from acp_agent.replay.fixture import Fixture, FixtureError
-from acp_agent.replay.outputs import Files, Mismatch, compare, read_expected, render
-from acp_agent.replay.outputs import write_expected as write_files
+from acp_agent.replay.outputs import (
+    Files,
+    Mismatch,
+    compare,
+    read_expected,
+    render,
+    write_expected as write_files,
+)
 from acp_agent.replay.server import ReplayError
 
 

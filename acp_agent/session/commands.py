@@ -26,8 +26,7 @@ from enum import StrEnum
 from typing import Final
 
 from acp_agent.content import ContentBlock, TextContent
-from acp_agent.session.compaction import COMMANDS as COMPACTION_COMMANDS
-from acp_agent.session.compaction import SlashCommand
+from acp_agent.session.compaction import COMMANDS as COMPACTION_COMMANDS, SlashCommand
 from acp_agent.session.skills import Skill
 
 

@@ -47,13 +47,16 @@ from acp_agent.journal.files import FileFactory
 from acp_agent.journal.invariant import check
 from acp_agent.journal.paths import journal_path, session_dir, validate_session_id
 from acp_agent.journal.reader import ParsedJournal, load_journal
-from acp_agent.journal.turns import last_stable_boundary, span_open_at, spans
-from acp_agent.journal.turns import stable_boundaries as stable_boundaries
+from acp_agent.journal.turns import (
+    last_stable_boundary,
+    span_open_at,
+    spans,
+    stable_boundaries as stable_boundaries,
+)
 from acp_agent.journal.writer import JournalWriter
 from acp_agent.session.catalog import title_from, write_title
 from acp_agent.session.errors import ForkRefused, RewindRefused
-from acp_agent.session.ports import new_id as fresh_id
-from acp_agent.session.ports import now_ms
+from acp_agent.session.ports import new_id as fresh_id, now_ms
 from acp_agent.session.settings import SessionSettings, load_settings, save_settings
 
 log = structlog.get_logger("acp_agent.sessions")

@@ -27,9 +27,9 @@ from acp_agent.journal.events import (
     SourceKind,
     TextPart,
     UserMessage,
+    source as make_source,
     source_kind,
 )
-from acp_agent.journal.events import source as make_source
 from acp_agent.model.base import ModelProvider, ModelRequest, TextDelta, UserTurn
 from acp_agent.session.catalog import title_from
 from acp_agent.session.parts import aclose_stream

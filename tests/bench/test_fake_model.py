@@ -26,8 +26,7 @@ from typing import Any
 import httpx
 
 from bench.peers import agents, fake_model
-from bench.peers.fake_model import Call, Text, decide
-from bench.peers.fake_model import fake_model as serve
+from bench.peers.fake_model import Call, Text, decide, fake_model as serve
 from bench.peers.request import analyze
 
 READ_TOOL = {

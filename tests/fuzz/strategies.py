@@ -25,8 +25,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
-from hypothesis import HealthCheck, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, settings, strategies as st
 
 from tests.reliability.support import FULL
 

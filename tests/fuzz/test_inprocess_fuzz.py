@@ -21,8 +21,7 @@ from typing import Any
 import anyio
 import msgspec
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
 from acp_agent.app import serve_connection
 from acp_agent.hooks.bridge import HookSet

@@ -6,8 +6,7 @@ entries (``format.py``, "Decoding"; ``docs/benchmarks.md``, "Replay <= 2.5x raw 
 from __future__ import annotations
 
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
 from acp_agent.journal.events import Entry, Event, SourceKind, UserMessage, source
 from acp_agent.journal.format import BadLine, _decode_in_two_passes, decode_entry, encode_entry

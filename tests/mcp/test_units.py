@@ -5,9 +5,7 @@ from __future__ import annotations
 import pytest
 from mcp.types import CallToolResult, EmbeddedResource, TextContent, TextResourceContents
 
-from acp_agent.content import EmbeddedResource as AcpResource
-from acp_agent.content import JsonObject
-from acp_agent.content import TextContent as AcpText
+from acp_agent.content import EmbeddedResource as AcpResource, JsonObject, TextContent as AcpText
 from acp_agent.errors import InvalidParams
 from acp_agent.mcp import names
 from acp_agent.mcp.client import to_output

@@ -14,8 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import anyio
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, given, settings, strategies as st
 
 from acp_agent.api import Agent
 from acp_agent.content import ContentBlock, TextContent, plain_text

@@ -27,8 +27,7 @@ from acp_agent.journal.events import (
     UserMessage,
     source,
 )
-from acp_agent.session import machine as m
-from acp_agent.session import signals as s
+from acp_agent.session import machine as m, signals as s
 from acp_agent.session.machine import IllegalInput, State, TurnMachine
 from acp_agent.session.signals import (
     Abort,

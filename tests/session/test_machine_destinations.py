@@ -19,12 +19,10 @@ from collections.abc import Callable, Iterator
 from typing import Final
 
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
 from acp_agent.journal.events import TextPart, source
-from acp_agent.session import machine as m
-from acp_agent.session import signals as s
+from acp_agent.session import machine as m, signals as s
 from acp_agent.session.machine import State, TurnMachine
 from acp_agent.session.signals import (
     Admitted,

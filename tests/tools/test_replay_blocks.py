@@ -10,8 +10,7 @@ from collections.abc import Sequence
 import anyio
 import msgspec
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
 from acp_agent.acp import projection
 from acp_agent.acp.observer import REPLAY_BLOCK, AcpObserver

@@ -18,8 +18,7 @@ import pytest
 from acp_agent.content import TextContent
 from acp_agent.tools.base import ToolContext, ToolError, ToolOutput
 from acp_agent.tools.display import view_of
-from acp_agent.tools.list_dir import MAX_OUTPUT_CHARS as LIST_CHARS
-from acp_agent.tools.list_dir import ListDir
+from acp_agent.tools.list_dir import MAX_OUTPUT_CHARS as LIST_CHARS, ListDir
 from acp_agent.tools.read_file import MAX_BYTES, MAX_LINE_BYTES, MAX_LINES, ReadFile
 from acp_agent.tools.run_command import OUTPUT_LIMIT, RunCommand
 from acp_agent.tools.write_file import WriteFile

@@ -5,8 +5,7 @@ from collections.abc import Coroutine, Iterable
 from typing import Any, TypeVar
 
 import pytest
-from hypothesis import given
-from hypothesis import strategies as st
+from hypothesis import given, strategies as st
 
 from acp_agent.transport.framing import (
     BOM,

@@ -2,8 +2,7 @@ from __future__ import annotations
 
 import msgspec
 import pytest
-from hypothesis import given
-from hypothesis import strategies as st
+from hypothesis import given, strategies as st
 
 from acp_agent.errors import ErrorCode, InvalidParams, InvalidRequest, ParseError
 from acp_agent.transport.framing import LineTooLong

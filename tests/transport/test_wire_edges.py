@@ -13,8 +13,7 @@ from typing import Any
 
 import msgspec
 import pytest
-from hypothesis import example, given
-from hypothesis import strategies as st
+from hypothesis import example, given, strategies as st
 
 from acp_agent.errors import ParseError
 from acp_agent.transport import jsonrpc
