@@ -20,7 +20,7 @@ import msgspec
 
 from acp_agent import __version__
 from acp_agent.acp.model_option import ModelOption
-from acp_agent.acp.schema import (
+from acp_agent.acp.schema_initialize import (
     PROTOCOL_VERSION,
     AgentCapabilities,
     Empty,

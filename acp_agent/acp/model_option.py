@@ -13,7 +13,11 @@
 
 from __future__ import annotations
 
-from acp_agent.acp.schema import AuthMethod, SessionConfigSelect, SessionConfigSelectOption
+from acp_agent.acp.schema_initialize import (
+    AuthMethod,
+    SessionConfigSelect,
+    SessionConfigSelectOption,
+)
 from acp_agent.errors import AuthRequired, InvalidParams
 from acp_agent.model.registry import KeyNeeded, ModelCatalog
 

@@ -12,115 +12,29 @@ from typing import TYPE_CHECKING, ClassVar
 import msgspec
 import msgspec.structs
 
+from acp_agent.acp.schema_initialize import (  # re-exported: the schema is one module to its users
+    PROTOCOL_VERSION as PROTOCOL_VERSION,
+    AgentCapabilities as AgentCapabilities,
+    AuthMethod as AuthMethod,
+    ClientCapabilities as ClientCapabilities,
+    ClientSessionCapabilities as ClientSessionCapabilities,
+    ElicitationCapabilities as ElicitationCapabilities,
+    Empty as Empty,
+    FileSystemCapabilities as FileSystemCapabilities,
+    Implementation as Implementation,
+    InitializeParams as InitializeParams,
+    InitializeResult as InitializeResult,
+    McpCapabilities as McpCapabilities,
+    PromptCapabilities as PromptCapabilities,
+    SessionCapabilities as SessionCapabilities,
+    SessionConfigSelect as SessionConfigSelect,
+    SessionConfigSelectOption as SessionConfigSelectOption,
+    SystemPromptCapability as SystemPromptCapability,
+    SystemPromptModes as SystemPromptModes,
+    _meta as _meta,
+    _Wire as _Wire,
+)
 from acp_agent.content import ContentBlock, JsonObject
-
-PROTOCOL_VERSION = 1
-
-
-class _Wire(msgspec.Struct, frozen=True, rename="camel", omit_defaults=True):
-    pass
-
-
-def _meta() -> JsonObject | None:
-    return msgspec.field(default=None, name="_meta")
-
-
-# -- initialize -------------------------------------------------------------------------------
-
-
-class FileSystemCapabilities(_Wire, frozen=True):
-    read_text_file: bool = False
-    write_text_file: bool = False
-
-
-class ClientSessionCapabilities(_Wire, frozen=True):
-    compaction: JsonObject | None = None
-    """``{}``: the client takes ``compaction_update`` / ``compaction_summary_chunk`` updates."""
-    notices: JsonObject | None = None
-    """``{}``: the client presents ``notice`` updates (none is sent otherwise)."""
-    meta: JsonObject | None = _meta()
-
-
-class ElicitationCapabilities(_Wire, frozen=True):
-    form: JsonObject | None = None
-    """``{}``: the client renders ``elicitation/create`` forms (the ``ask_user`` tool)."""
-    url: JsonObject | None = None
-
-
-class ClientCapabilities(_Wire, frozen=True):
-    fs: FileSystemCapabilities = FileSystemCapabilities()
-    terminal: bool = False
-    session: ClientSessionCapabilities | None = None
-    elicitation: ElicitationCapabilities | None = None
-    meta: JsonObject | None = _meta()
-
-    @property
-    def compaction_updates(self) -> bool:
-        return self.session is not None and self.session.compaction is not None
-
-    @property
-    def notices(self) -> bool:
-        return self.session is not None and self.session.notices is not None
-
-    @property
-    def elicitation_form(self) -> bool:
-        return self.elicitation is not None and self.elicitation.form is not None
-
-
-class Implementation(_Wire, frozen=True):
-    name: str
-    version: str
-    title: str | None = None
-
-
-class InitializeParams(_Wire, frozen=True):
-    protocol_version: int | str | None = None
-    client_capabilities: ClientCapabilities = ClientCapabilities()
-    client_info: Implementation | None = None
-    meta: JsonObject | None = _meta()
-
-
-class PromptCapabilities(_Wire, frozen=True):
-    image: bool = False
-    audio: bool = False
-    embedded_context: bool = False
-
-
-class McpCapabilities(_Wire, frozen=True):
-    """``None`` is left out; the agent states both transports explicitly."""
-
-    http: bool | None = None
-    sse: bool | None = None
-
-
-class Empty(_Wire, frozen=True):
-    pass
-
-
-class SystemPromptModes(_Wire, frozen=True):
-    """Modes beyond ``append`` (unstable ``SessionSystemPromptModeCapabilities``)."""
-
-    override: Empty | None = None
-
-
-class SystemPromptCapability(_Wire, frozen=True):
-    mode: SystemPromptModes | None = None
-
-
-class SessionCapabilities(_Wire, frozen=True):
-    list_: Empty | None = msgspec.field(default=None, name="list")
-    resume: Empty | None = None
-    close: Empty | None = None
-    fork: Empty | None = None
-    additional_directories: Empty | None = None
-    system_prompt: SystemPromptCapability | None = None
-    delete: Empty | None = None
-    title: Empty | None = None
-    """Unstable ``session/set_title``."""
-    status: Empty | None = None
-    """Unstable ``session/status``."""
-    archive: Empty | None = None
-    """Unstable ``session/archive`` / ``session/unarchive`` and ``session/list``'s filter."""
 
 
 class SystemPromptParam(_Wire, frozen=True):
@@ -128,29 +42,6 @@ class SystemPromptParam(_Wire, frozen=True):
 
     mode: str
     content: list[ContentBlock]
-
-
-class AgentCapabilities(_Wire, frozen=True):
-    load_session: bool = False
-    prompt_capabilities: PromptCapabilities = PromptCapabilities()
-    mcp_capabilities: McpCapabilities = McpCapabilities()
-    session_capabilities: SessionCapabilities = SessionCapabilities()
-    meta: JsonObject | None = _meta()
-
-
-class AuthMethod(_Wire, frozen=True):
-    id: str
-    name: str
-    description: str | None = None
-    meta: JsonObject | None = _meta()
-
-
-class InitializeResult(_Wire, frozen=True):
-    protocol_version: int
-    agent_capabilities: AgentCapabilities
-    agent_info: Implementation
-    auth_methods: list[AuthMethod] = msgspec.field(default_factory=list)
-    meta: JsonObject | None = _meta()
 
 
 class AuthenticateParams(_Wire, frozen=True):
@@ -198,23 +89,6 @@ class NewSessionParams(_DefaultOnNull, frozen=True):
     additional_directories: DirectoryList = msgspec.field(default_factory=list)
     system_prompt: SystemPromptParam | None = None
     meta: NewSessionMeta | None = msgspec.field(default=None, name="_meta")
-
-
-class SessionConfigSelectOption(_Wire, frozen=True):
-    value: str
-    name: str
-    description: str | None = None
-
-
-class SessionConfigSelect(_Wire, frozen=True, tag="select", tag_field="type"):
-    """A ``SessionConfigOption`` of type ``select`` (the model selector is one)."""
-
-    id: str
-    name: str
-    current_value: str
-    options: list[SessionConfigSelectOption]
-    description: str | None = None
-    category: str | None = None
 
 
 class NewSessionResult(_Wire, frozen=True):

@@ -38,8 +38,12 @@ NOT_BEFORE_INITIALIZE = [
     "ssl",
     "mcp",
     "pydantic",
+    # what msgspec would import with typing_extensions (acp_agent/lean_imports.py)
+    "typing_extensions",
+    "inspect",
     # the server's own stacks
     "acp_agent.app",
+    "acp_agent.acp.schema",  # the initialize part is acp/schema_initialize.py
     "acp_agent.acp.server",
     "acp_agent.acp.observer",
     "acp_agent.acp.projection",
