@@ -227,7 +227,7 @@ class AgentServer:
 
     async def _after_new(self, session: AcpSession) -> None:
         """Slash commands, then the workspace instructions (idle injections, journaled)."""
-        _warm_up(session)
+        _warm_up(session, self.models.catalog)
         await _advertise_commands(session)
         await session.inject_workspace_instructions()
 
@@ -300,7 +300,7 @@ class AgentServer:
         """Answer ``result``, then advertise the session's slash commands."""
 
         async def after() -> None:
-            _warm_up(session)
+            _warm_up(session, self.models.catalog)
             await _advertise_commands(session)
             await tell_fallback(session)
 
@@ -531,10 +531,10 @@ async def _wire_errors(work: Awaitable[T]) -> T:
         raise wire_error(exc) from exc
 
 
-def _warm_up(session: AcpSession) -> None:
+def _warm_up(session: AcpSession, catalog: ModelCatalog) -> None:
     """A session on an HTTP model: import the HTTP stack now, not at its first prompt."""
     if session.thinks:
-        warm_up()
+        warm_up(catalog.base_url(session.model))
 
 
 def _modes(session: AcpSession) -> SessionModeState:

@@ -211,6 +211,12 @@ class ModelCatalog:
             return KeyNeeded(endpoint.name, endpoint.api_key_env)
         return None
 
+    def base_url(self, spec: str | None) -> str | None:
+        """Where an OpenAI-compatible model is reached; ``None`` for any other spec."""
+        if not spec or spec.startswith(("script:", "gguf:")):
+            return None
+        return self._providers[self._split(spec)[0]].endpoint.base_url
+
     def provider_names(self) -> list[str]:
         return list(self._providers)
 

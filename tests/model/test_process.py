@@ -198,7 +198,8 @@ import atexit, json, sys
 REPORT = sys.argv[1]
 def report():
     stacks = ("httpx", "httpcore", "h11", "openai")
-    loaded = sorted(m for m in sys.modules if m.split(".")[0] in stacks)
+    # a None entry is a module marked absent (acp_agent/lean_imports.py), not one loaded
+    loaded = sorted(m for m, v in sys.modules.items() if m.split(".")[0] in stacks and v)
     with open(REPORT, "w") as out:
         json.dump(loaded, out)
 atexit.register(report)

@@ -226,7 +226,7 @@ class OpenAICompatible:
                 base_url=self.endpoint.base_url,
                 headers=self._headers(),
                 timeout=timeout,
-                verify=ssl_context(),  # built once, ahead of time (warm.py)
+                verify=ssl_context(self.endpoint.base_url),  # ahead of time (warm.py)
             )
         return self._http
 
