@@ -6,7 +6,8 @@ The answer (``initialize_result``) is the same wherever it is made: by the route
 before the session, journal, tool and model stacks are imported, so an editor that spawns the
 agent is answered about as soon as the interpreter is up. It depends on the capabilities (fixed
 here) and on the model catalog (``authMethods``: the providers whose key is missing), so this
-module imports only the schema, the envelope codec and the catalog, none of them heavy.
+module imports only the initialize part of the schema (``schema_initialize.py``), the envelope
+codec and the catalog, none of them heavy.
 
 ``answer_first`` answers only a well-formed ``initialize`` request whose params decode; for
 anything else (a notification, another method, bad params, an invalid line) it returns
