@@ -216,3 +216,58 @@ async def test_a_full_pipe_is_written_by_the_thread_not_the_loop(fds: list[int])
     await anyio.to_thread.run_sync(drainer.join, 30)
     assert pending_while_loop_ran
     assert written == [True] and received.endswith(b"frame\n")
+
+
+def reader_threads() -> set[threading.Thread]:
+    return {t for t in threading.enumerate() if t.name.startswith("acp-read-fd")}
+
+
+async def test_a_pipe_is_read_on_the_loop_a_regular_file_by_the_thread(
+    tmp_path: Path, fds: list[int]
+) -> None:
+    # stdio.py: on a pipe the loop waits for it to be readable and reads it itself (no hop to
+    # a thread and back per chunk); epoll refuses regular files, which keep the thread.
+    before = reader_threads()  # an earlier test's may still be ending
+    in_r, in_w = os.pipe()
+    fds += [in_r]
+    os.write(in_w, b"one\ntwo\n")
+    os.close(in_w)
+    pipe = FdSource(in_r, chunk_size=4)
+    chunks = [await pipe() for _ in range(3)]
+    assert chunks == [b"one\n", b"two\n", b""]  # then the end of input
+    assert reader_threads() - before == set()
+    pipe.close()
+    (tmp_path / "in.txt").write_bytes(b"one\n")
+    fd_file = os.open(tmp_path / "in.txt", os.O_RDONLY)
+    fds += [fd_file]
+    regular = FdSource(fd_file)
+    assert await regular() == b"one\n"
+    assert [t.name for t in reader_threads() - before] == [f"acp-read-fd{fd_file}"]
+    regular.close()
+
+
+async def test_a_pipe_left_nonblocking_is_waited_on_not_spun_on(fds: list[int]) -> None:
+    # A parent may hand over its pipe with O_NONBLOCK set: a read that finds it empty raises
+    # BlockingIOError, and the loop waits for it to be readable again.
+    in_r, in_w = os.pipe()
+    out_r, out_w = os.pipe()
+    fds += [in_r, out_r, out_w]
+    os.set_blocking(in_r, False)
+    received = bytearray()
+    sent = threading.Event()
+
+    def client() -> None:
+        for line in LINES:  # one line per write: the agent's reads find the pipe empty between
+            os.write(in_w, line + b"\n")
+        sent.set()
+        os.close(in_w)
+        while chunk := os.read(out_r, 65536):
+            received.extend(chunk)
+
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(anyio.to_thread.run_sync, client)
+        await serve_fds(in_r, out_w)
+        os.close(out_w)
+        fds.remove(out_w)
+    assert sent.is_set()
+    assert decode_lines(bytes(received)) == ANSWERS
