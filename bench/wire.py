@@ -91,15 +91,25 @@ class WireClient:
 
     def start_request(self, method: str, params: Json = None) -> asyncio.Future[Json]:
         """Write a request (without waiting for the pipe to drain); its response's future."""
-        request_id = self._next_id
-        self._next_id += 1
-        future: asyncio.Future[Json] = asyncio.get_running_loop().create_future()
-        self._pending[request_id] = future
-        message: dict[str, Json] = {"jsonrpc": "2.0", "id": request_id, "method": method}
-        if params is not None:
-            message["params"] = params
-        self._stdin.write(_ENCODE.encode(message) + b"\n")
-        return future
+        return self.start_requests([(method, params)])[0]
+
+    def start_requests(self, calls: list[tuple[str, Json]]) -> list[asyncio.Future[Json]]:
+        """Write requests in one ``write`` (asyncio's pipe transport writes each ``write`` at
+        once, so two ``start_request`` calls are two syscalls, between which the client may
+        lose its core to the agent it just woke); their responses' futures."""
+        futures, lines = [], []
+        for method, params in calls:
+            request_id = self._next_id
+            self._next_id += 1
+            future: asyncio.Future[Json] = asyncio.get_running_loop().create_future()
+            self._pending[request_id] = future
+            message: dict[str, Json] = {"jsonrpc": "2.0", "id": request_id, "method": method}
+            if params is not None:
+                message["params"] = params
+            lines.append(_ENCODE.encode(message) + b"\n")
+            futures.append(future)
+        self._stdin.write(b"".join(lines))
+        return futures
 
     async def flush(self) -> None:
         """Wait until what was written so far went into the pipe."""

@@ -26,8 +26,12 @@ TEXT = "The user prefers tabs over spaces; keep lines under 100 columns."
 
 async def durable_inject(client: WireClient, session_id: str) -> float:
     started = time.perf_counter()
-    injected = client.start_request("_acp_agent/inject", {"sessionId": session_id, "content": TEXT})
-    idle = client.start_request("_acp_agent/when_idle", {"sessionId": session_id})
+    injected, idle = client.start_requests(
+        [
+            ("_acp_agent/inject", {"sessionId": session_id, "content": TEXT}),
+            ("_acp_agent/when_idle", {"sessionId": session_id}),
+        ]
+    )
     await client.flush()
     health = result_of(await idle)
     elapsed = time.perf_counter() - started
@@ -69,8 +73,7 @@ async def run(lab: Lab, sizes: Sizes) -> list[Figure]:
 
         async def plain_pair() -> float:
             started = time.perf_counter()
-            first = client.start_request("initialize", PROTOCOL)
-            second = client.start_request("initialize", PROTOCOL)
+            first, second = client.start_requests([("initialize", PROTOCOL)] * 2)
             await client.flush()
             result_of(await second)
             elapsed = time.perf_counter() - started
