@@ -59,6 +59,12 @@ ROWS = (
         life=lambda s: s.new_session_ms,
     ),
     Row(
+        "new_total_ms",
+        "spawn → `initialize` → `session/new` answered",
+        "ms",
+        life=lambda s: s.new_total_ms,
+    ),
+    Row(
         "warm_prompt_ms",
         "warm prompt → first chunk",
         "ms",

@@ -48,6 +48,9 @@ class Life:
     rss_initialize_kib: int
     new_session_ms: float
     """The first ``session/new`` of the process, request → answer."""
+    new_total_ms: float
+    """Spawn → that ``session/new`` answered: what an editor waits for before its prompt box
+    (an agent that answers ``initialize`` early pays its imports in ``session/new``)."""
     first_prompt_ms: float
     warm_prompt_ms: float
     rss_turns_kib: int
@@ -138,6 +141,7 @@ async def life(agent: Agent, home: Path, model: FakeModel, cwd: Path, log: Path)
         asked = time.perf_counter()
         session_id = await new_session(client, cwd)
         new_session_ms = 1000 * (time.perf_counter() - asked)
+        new_total_ms = 1000 * (time.perf_counter() - client.started)
         model.take(agent.key)
         first = await prompt(client, chunks, session_id, "hi")
         hi_requests = model.model_requests(agent.key)
@@ -147,6 +151,7 @@ async def life(agent: Agent, home: Path, model: FakeModel, cwd: Path, log: Path)
             initialize_ms,
             rss_initialize,
             new_session_ms,
+            new_total_ms,
             1000 * first,
             1000 * statistics.median(warm),
             rss_turns,
