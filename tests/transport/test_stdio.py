@@ -60,14 +60,20 @@ async def test_regular_files(tmp_path: Path, fds: list[int]) -> None:
     assert decode_lines((tmp_path / "out.jsonl").read_bytes()) == ANSWERS
 
 
-async def test_pipes(fds: list[int]) -> None:
+async def served_over_pipes(
+    fds: list[int], writes: list[bytes], *, nonblocking: bool = False
+) -> list[object]:
+    """The answers to ``writes`` (each one ``write`` by a client thread) read back from the
+    agent's output pipe; ``nonblocking``: its input pipe is left ``O_NONBLOCK``."""
     in_r, in_w = os.pipe()
     out_r, out_w = os.pipe()
     fds += [in_r, out_r, out_w]
+    os.set_blocking(in_r, not nonblocking)
     received = bytearray()
 
     def client() -> None:
-        os.write(in_w, b"\n".join(LINES) + b"\n")
+        for data in writes:
+            os.write(in_w, data)
         os.close(in_w)
         while chunk := os.read(out_r, 65536):
             received.extend(chunk)
@@ -77,7 +83,11 @@ async def test_pipes(fds: list[int]) -> None:
         await serve_fds(in_r, out_w)
         os.close(out_w)
         fds.remove(out_w)
-    assert decode_lines(bytes(received)) == ANSWERS
+    return decode_lines(bytes(received))
+
+
+async def test_pipes(fds: list[int]) -> None:
+    assert await served_over_pipes(fds, [b"\n".join(LINES) + b"\n"]) == ANSWERS
 
 
 async def test_epipe_raises_wire_closed_every_time(fds: list[int]) -> None:
@@ -248,26 +258,7 @@ async def test_a_pipe_is_read_on_the_loop_a_regular_file_by_the_thread(
 
 async def test_a_pipe_left_nonblocking_is_waited_on_not_spun_on(fds: list[int]) -> None:
     # A parent may hand over its pipe with O_NONBLOCK set: a read that finds it empty raises
-    # BlockingIOError, and the loop waits for it to be readable again.
-    in_r, in_w = os.pipe()
-    out_r, out_w = os.pipe()
-    fds += [in_r, out_r, out_w]
-    os.set_blocking(in_r, False)
-    received = bytearray()
-    sent = threading.Event()
-
-    def client() -> None:
-        for line in LINES:  # one line per write: the agent's reads find the pipe empty between
-            os.write(in_w, line + b"\n")
-        sent.set()
-        os.close(in_w)
-        while chunk := os.read(out_r, 65536):
-            received.extend(chunk)
-
-    async with anyio.create_task_group() as tg:
-        tg.start_soon(anyio.to_thread.run_sync, client)
-        await serve_fds(in_r, out_w)
-        os.close(out_w)
-        fds.remove(out_w)
-    assert sent.is_set()
-    assert decode_lines(bytes(received)) == ANSWERS
+    # BlockingIOError, and the loop waits for it to be readable again. One line per write, so
+    # the agent's reads find the pipe empty between them.
+    lines = [line + b"\n" for line in LINES]
+    assert await served_over_pipes(fds, lines, nonblocking=True) == ANSWERS
