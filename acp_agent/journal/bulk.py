@@ -29,6 +29,7 @@ If you change the line shape (``format.py``) or the one-pass decoder, change thi
 from __future__ import annotations
 
 import zlib
+from operator import attrgetter
 from typing import Any, Final
 
 import msgspec
@@ -38,6 +39,7 @@ from acp_agent.journal.format import typed_line_decoder
 
 _MEMBER: Final = b',"crc":"%08x"}'
 _CRC_MEMBER_LEN: Final = len(_MEMBER % 0)
+_SEQ: Final = attrgetter("seq")
 
 
 def decode_body(body: bytes) -> list[Entry] | None:
@@ -54,7 +56,7 @@ def decode_body(body: bytes) -> list[Entry] | None:
         typed: list[Any] = typed_line_decoder.decode_lines(body)
     except msgspec.DecodeError:  # and its ValidationError: an unknown type, or a bad line
         return None
-    if len(typed) != len(lines) or [line.seq for line in typed] != list(range(1, len(lines) + 1)):
+    if len(typed) != len(lines) or list(map(_SEQ, typed)) != list(range(1, len(lines) + 1)):
         return None
     return [Entry(line.seq, line.time, line.data) for line in typed]
 

@@ -112,7 +112,7 @@ def _typed_line(name: str, cls: type[Event]) -> type[msgspec.Struct]:
         ("crc", str | None, None),
     ]
     return msgspec.defstruct(
-        f"_Line{cls.__name__}", fields, tag=name, tag_field="type", frozen=True
+        f"_Line{cls.__name__}", fields, tag=name, tag_field="type", frozen=True, gc=False
     )
 
 
