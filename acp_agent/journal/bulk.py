@@ -8,8 +8,8 @@ bad line at all, and for those the walk is mostly Python spent per line: about 3
 raw ``msgspec`` decode of the same lines (``docs/benchmarks.md``, "Replay <= 2.5x raw decoding").
 ``decode_body`` is the same reading of such a journal with the per-line work done in bulk:
 
-1. one ``split``, and each line's checksum verified by one comprehension (the slice, the two
-   ``crc32`` calls and the comparison of the member, no function call per line);
+1. one ``split``, and each line's checksum verified in one comprehension (per line: the slice,
+   the two ``crc32`` calls and the comparison of the member; no Python function call);
 2. every line decoded by **one** ``decode_lines`` call of the same decoder ``format.py``'s
    ``decode_entry`` uses first (the envelope tagged by ``type``, ``data`` typed), so it accepts
    and refuses exactly the lines that decoder does;
