@@ -177,14 +177,17 @@ class AcpObserver:
         await self._update(AgentMessageChunk(TextContent(text=text), new_id(), meta))
 
     async def replay(self, entries: list[Entry]) -> None:
-        """``session/load``: the whole history, through the same projection as live updates,
-        queued ``REPLAY_BLOCK`` notifications at a time (``Connection.notify_all``: the same
-        frames as one ``_update`` each, without a queue turn per frame); each block waits for
-        room, as streamed updates do."""
+        """``session/load``: the whole history, through the same projection as live updates
+        (``projection.replay``), queued ``REPLAY_BLOCK`` notifications at a time
+        (``Connection.notify_all``: the same frames as one ``_update`` each, without a queue
+        turn per frame); each block waits for room, as streamed updates do."""
         block: list[SessionNotification] = []
-        for entry in entries:
-            for update in self._project(entry, live=False):
-                block.append(SessionNotification(self.session_id, update))
+        session_id = self.session_id
+        updates = projection.replay(
+            entries, self.catalog, compaction_updates=self.compaction_updates, names=self.names
+        )
+        for projected in updates:
+            block += [SessionNotification(session_id, update) for update in projected]
             if len(block) >= REPLAY_BLOCK:
                 await self.conn.notify_all("session/update", block)
                 block = []

@@ -30,8 +30,8 @@ long released); a ``plan`` update after the tool call's final update.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Protocol
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from typing import Any, Protocol
 
 from acp_agent.acp.schema import (
     AgentMessageChunk,
@@ -58,6 +58,7 @@ from acp_agent.journal.events import (
     AssistantMessage,
     Compaction,
     Entry,
+    Event,
     Source,
     SourceKind,
     SteeringMessage,
@@ -230,22 +231,86 @@ def project(
     """``compaction_updates``: the client advertised ``session.compaction``. ``names``: the
     session's ``ToolNames`` (a call's name is added, a result's taken out)."""
     names = {} if names is None else names
-    match entry.event:
-        case UserMessage(id=message_id, content=content, source=src):
-            if live and source_kind(src) == SourceKind.USER:
-                return []
-            return user_chunks(message_id, content, src)
-        case SteeringMessage(id=message_id, content=content, source=src):
-            if live and source_kind(src) == SourceKind.USER:
-                return []
-            return user_chunks(message_id, content, src)
-        case AssistantMessage() as event:
-            return [] if live else _assistant(event)
-        case ToolCall() as event:
-            return [_tool_call(event, catalog, names)]
-        case ToolResult() as event:
-            return _tool_result(event, live=live, name=names.pop(client_id(event), None))
-        case Compaction() as event:
-            return _compaction(event, live=live, updates=compaction_updates)
-        case _:
-            return []
+    how = _BY_TYPE.get(type(entry.event))
+    return [] if how is None else how(entry.event, catalog, live, compaction_updates, names)
+
+
+def replay(
+    entries: Iterable[Entry],
+    catalog: ToolCatalog,
+    *,
+    compaction_updates: bool = False,
+    names: ToolNames | None = None,
+) -> Iterator[list[SessionUpdate]]:
+    """``project(entry, live=False)`` of each entry in turn (``session/load``), without the
+    per-entry call: the same table, looked up in one loop."""
+    names = {} if names is None else names
+    by_type = _BY_TYPE
+    for entry in entries:
+        event = entry.event
+        how = by_type.get(type(event))
+        if how is not None:
+            yield how(event, catalog, False, compaction_updates, names)
+
+
+# -- the table: one function per projected event type, (event, catalog, live, compaction
+# updates, names) -> updates; an event type without one projects to nothing ----------------
+
+
+def _user(
+    event: UserMessage | SteeringMessage,
+    catalog: ToolCatalog,
+    live: bool,
+    compaction_updates: bool,
+    names: ToolNames,
+) -> list[SessionUpdate]:
+    if live and source_kind(event.source) == SourceKind.USER:
+        return []
+    return user_chunks(event.id, event.content, event.source)
+
+
+def _assistant_message(
+    event: AssistantMessage,
+    catalog: ToolCatalog,
+    live: bool,
+    compaction_updates: bool,
+    names: ToolNames,
+) -> list[SessionUpdate]:
+    return [] if live else _assistant(event)
+
+
+def _tool_call_update(
+    event: ToolCall, catalog: ToolCatalog, live: bool, compaction_updates: bool, names: ToolNames
+) -> list[SessionUpdate]:
+    return [_tool_call(event, catalog, names)]
+
+
+def _tool_result_updates(
+    event: ToolResult,
+    catalog: ToolCatalog,
+    live: bool,
+    compaction_updates: bool,
+    names: ToolNames,
+) -> list[SessionUpdate]:
+    return _tool_result(event, live=live, name=names.pop(client_id(event), None))
+
+
+def _compaction_updates(
+    event: Compaction,
+    catalog: ToolCatalog,
+    live: bool,
+    compaction_updates: bool,
+    names: ToolNames,
+) -> list[SessionUpdate]:
+    return _compaction(event, live=live, updates=compaction_updates)
+
+
+_Projection = Callable[[Any, ToolCatalog, bool, bool, ToolNames], list[SessionUpdate]]
+_BY_TYPE: dict[type[Event], _Projection] = {
+    UserMessage: _user,
+    SteeringMessage: _user,
+    AssistantMessage: _assistant_message,
+    ToolCall: _tool_call_update,
+    ToolResult: _tool_result_updates,
+    Compaction: _compaction_updates,
+}

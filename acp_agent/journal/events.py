@@ -9,6 +9,14 @@ If you add an event type: add it to ``EventType``, ``EVENT_TYPES``, ``Event``, t
 table in ``invariant.py``, the projection in ``acp/projection.py`` and the history derivation
 in ``session/history.py``.
 
+The structs that hold containers (``Entry`` and the events with lists or dicts) are declared
+``gc=False``: the cyclic garbage collector does not track them. A loaded session keeps every
+entry of its history, and a collector tracking them re-scans the whole history again and again
+while the session is loaded and replayed (the reader pauses it while parsing for the same
+reason). They cannot take part in a cycle: they are frozen, and what they hold is JSON data
+and content blocks, never an entry or an event. Keep it that way (a struct that can reach
+itself must not be ``gc=False``: such a cycle would never be freed).
+
 ``session/compaction`` is session metadata, declared standalone (between turns only): it
 records that the model-visible history up to ``throughSeq`` was replaced by ``summary`` and
 that history resumes verbatim at ``keptFromSeq`` (see ``session/history.py``).
@@ -97,7 +105,7 @@ class ThoughtPart(msgspec.Struct, frozen=True, tag="thought", tag_field="type"):
     text: str
 
 
-class ToolCallPart(msgspec.Struct, frozen=True, tag="tool-call", tag_field="type"):
+class ToolCallPart(msgspec.Struct, frozen=True, gc=False, tag="tool-call", tag_field="type"):
     id: str
     name: str
     arguments: JsonObject
@@ -109,7 +117,7 @@ AssistantPart = TextPart | ThoughtPart | ToolCallPart
 # -- events -------------------------------------------------------------------------------
 
 
-class UserMessage(msgspec.Struct, frozen=True):
+class UserMessage(msgspec.Struct, frozen=True, gc=False):
     id: str
     content: list[ContentBlock]
     source: Source
@@ -124,7 +132,7 @@ class TurnEndReason(msgspec.Struct, frozen=True, omit_defaults=True):
     message: str | None = None
 
 
-class TurnEnd(msgspec.Struct, frozen=True):
+class TurnEnd(msgspec.Struct, frozen=True, gc=False):
     turn: int
     reason: TurnEndReason
 
@@ -139,7 +147,7 @@ class StepEnd(msgspec.Struct, frozen=True):
     step: int
 
 
-class SteeringMessage(msgspec.Struct, frozen=True):
+class SteeringMessage(msgspec.Struct, frozen=True, gc=False):
     turn: int
     id: str
     content: list[ContentBlock]
@@ -149,6 +157,7 @@ class SteeringMessage(msgspec.Struct, frozen=True):
 class AssistantMessage(
     msgspec.Struct,
     frozen=True,
+    gc=False,
     omit_defaults=True,
     rename={"reasoning_details": "reasoningDetails"},
 ):
@@ -164,6 +173,7 @@ class AssistantMessage(
 class ToolCall(
     msgspec.Struct,
     frozen=True,
+    gc=False,
     omit_defaults=True,
     rename={"call_id": "callId", "tool_call_id": "toolCallId"},
 ):
@@ -181,6 +191,7 @@ class ToolCall(
 class ToolResult(
     msgspec.Struct,
     frozen=True,
+    gc=False,
     omit_defaults=True,
     rename={"call_id": "callId", "is_error": "isError", "tool_call_id": "toolCallId"},
 ):
@@ -198,7 +209,7 @@ class ErrorInfo(msgspec.Struct, frozen=True, omit_defaults=True):
     code: str | None = None
 
 
-class AgentError(msgspec.Struct, frozen=True, omit_defaults=True):
+class AgentError(msgspec.Struct, frozen=True, gc=False, omit_defaults=True):
     turn: int
     error: ErrorInfo
     step: int | None = None
@@ -211,7 +222,7 @@ class CompactionReason(StrEnum):
     """The history neared the model's context window before a prompt was admitted."""
 
 
-class Compaction(msgspec.Struct, frozen=True, rename="camel"):
+class Compaction(msgspec.Struct, frozen=True, gc=False, rename="camel"):
     """``session/compaction``: the history through ``through_seq`` is now ``summary``.
 
     ``kept_from_seq`` is ``through_seq + 1``: the first seq still seen verbatim. The cut lies
@@ -225,7 +236,7 @@ class Compaction(msgspec.Struct, frozen=True, rename="camel"):
     reason: CompactionReason
 
 
-class UnknownEvent(msgspec.Struct, frozen=True):
+class UnknownEvent(msgspec.Struct, frozen=True, gc=False):
     """An event of a type this version does not know; kept verbatim."""
 
     type: str
@@ -270,7 +281,7 @@ def event_type(event: Event) -> str:
     return _TYPE_OF[type(event)]
 
 
-class Entry(msgspec.Struct, frozen=True):
+class Entry(msgspec.Struct, frozen=True, gc=False):
     """One committed (or admitted, not yet flushed) journal event with its coordinates."""
 
     seq: int

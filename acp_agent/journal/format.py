@@ -112,7 +112,7 @@ def _typed_line(name: str, cls: type[Event]) -> type[msgspec.Struct]:
         ("crc", str | None, None),
     ]
     return msgspec.defstruct(
-        f"_Line{cls.__name__}", fields, tag=name, tag_field="type", frozen=True
+        f"_Line{cls.__name__}", fields, tag=name, tag_field="type", frozen=True, gc=False
     )
 
 
@@ -123,7 +123,9 @@ _DATA_DECODERS: Final[dict[str, Callable[[msgspec.Raw], Event]]] = {
     str(name): msgspec.json.Decoder(cls).decode for name, cls in EVENT_TYPES.items()
 }
 _TYPED_LINES: Final = tuple(_typed_line(str(name), cls) for name, cls in EVENT_TYPES.items())
-_typed_line_decoder: Final = msgspec.json.Decoder(Union[_TYPED_LINES])  # noqa: UP007 (a tuple of types)
+typed_line_decoder: Final = msgspec.json.Decoder(Union[_TYPED_LINES])  # noqa: UP007 (a tuple of types)
+"""The one-pass decoder of a known event's line (``decode_entry``; ``bulk.py`` decodes a whole
+journal with it)."""
 
 
 # -- checksum -----------------------------------------------------------------------------
@@ -222,7 +224,7 @@ def decode_entry(line: bytes, *, require_crc: bool = True, nul_free: bool = Fals
     if require_crc and not sealed:
         raise BadLine("missing checksum")
     try:
-        typed: Any = _typed_line_decoder.decode(line)
+        typed: Any = typed_line_decoder.decode(line)
     except msgspec.DecodeError:  # its ValidationError too: an unknown type, or a bad line
         return _decode_in_two_passes(line, sealed)
     if not sealed and typed.crc is not None:

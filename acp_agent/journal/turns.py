@@ -93,8 +93,11 @@ def turn_starts(entries: Iterable[Entry]) -> list[int]:
 
 
 def last_turn(entries: Iterable[Entry]) -> int:
-    """The highest turn number started (0: none yet); the next turn is numbered one more."""
-    return max((span.turn for span in spans(entries)), default=0)
+    """The highest turn number started (0: none yet); the next turn is numbered one more.
+    (The turn of every ``turn/start``, as ``spans`` has them, without building the spans: run
+    at every open, over the whole history.)"""
+    events = [entry.event for entry in entries]
+    return max([event.turn for event in events if isinstance(event, TurnStart)], default=0)
 
 
 # -- the open turn --------------------------------------------------------------------------

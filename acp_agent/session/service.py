@@ -537,6 +537,7 @@ class Sessions(Generic[Obs]):
                 raise
             closing.releasing = True
             await _release(session.actor)
+            _unlink(session.actor)
         finally:
             del self._closing[session.id]
             closing.done.set()
@@ -563,6 +564,14 @@ async def _release(actor: SessionActor) -> None:
             log.error("session_closed_unflushed", session_id=actor.id, error=exc.error)
             return
     log.info("session_closed", session_id=actor.id)
+
+
+def _unlink(actor: SessionActor) -> None:
+    """Drop the closed ``Session``'s callbacks from its actor: they made a reference cycle,
+    which kept the whole history alive until a collection of the cyclic GC (the journal's
+    entries are not tracked by it: ``journal/events.py``); now it goes when the session does."""
+    actor.deps.system_prompt = None
+    actor.deps.tools.permissions.on_switch = None
 
 
 async def _nothing() -> None:

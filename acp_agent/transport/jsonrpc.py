@@ -347,12 +347,18 @@ def encode_notification(method: str, params: object = None) -> bytes:
 
 def encode_notifications(method: str, params: Sequence[object]) -> bytes:
     """One ``method`` notification per item of ``params``, the frames joined: the bytes of
-    ``encode_notification`` for each, in one encoder call (a replay sends thousands)."""
-    messages = [_Notification(method=method, params=_omit_none(p)) for p in params]
-    body = _ENCODER.encode_lines(messages)
-    if body.count(b"\n") != len(messages):
+    ``encode_notification`` for each, in one encoder call (a replay sends thousands). The
+    params are encoded as lines, and every line is put in its envelope by one ``replace``: an
+    encoded frame holds no raw newline, so each newline ends one params member."""
+    if not params:
+        return b""
+    if None in params:  # a frame without a "params" member: one at a time
+        return b"".join([encode_notification(method, p) for p in params])
+    body = _ENCODER.encode_lines(params)
+    if body.count(b"\n") != len(params):
         raise FrameError("an encoded frame may not contain a raw newline")
-    return body
+    head = b'{"jsonrpc":"2.0","method":%s,"params":' % _ENCODER.encode(method)
+    return head + body.replace(b"\n", b"}\n" + head)[: -len(head)]
 
 
 def encode_request(request_id: int, method: str, params: object = None) -> bytes:

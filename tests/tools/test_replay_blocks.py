@@ -129,6 +129,11 @@ def test_encode_notifications_is_encode_notification_joined() -> None:
     joined = b"".join(encode_notification("m", p) for p in params)
     assert encode_notifications("m", params) == joined
     assert encode_notifications("m", []) == b""
+    # Without a None, the params are encoded as lines and wrapped by one replace (jsonrpc.py).
+    present = [{"a": 1}, "s", {"text": "x\ny", "u": "\u2028"}, [1.5], 7]
+    assert encode_notifications("m/é", present) == b"".join(
+        encode_notification("m/é", p) for p in present
+    )
 
 
 def test_a_raw_newline_in_any_notification_of_a_block_is_refused() -> None:
