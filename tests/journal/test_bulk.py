@@ -7,8 +7,7 @@ entries, and every refusal or torn tail must be the walk's (``journal/bulk.py``;
 from __future__ import annotations
 
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
 from acp_agent.journal.bulk import decode_body
 from acp_agent.journal.errors import JournalCorrupt

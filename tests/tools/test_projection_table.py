@@ -8,8 +8,7 @@ errors, images, unknown events, compaction, live and on replay, for both kinds o
 from __future__ import annotations
 
 import msgspec
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
 from acp_agent.acp import projection
 from acp_agent.acp.schema import SessionUpdate
