@@ -23,9 +23,17 @@ def string(arguments: dict[str, object], name: str) -> str | None:
     return value if isinstance(value, str) else None
 
 
-def located(arguments: dict[str, object], ctx: ToolContext, name: str = "path") -> list[Location]:
+def located(
+    arguments: dict[str, object],
+    ctx: ToolContext,
+    name: str = "path",
+    default: str | None = None,
+) -> list[Location]:
     """The shown location of a path argument (``base.shown``), or none when it is missing or
-    outside the roots."""
+    outside the roots. ``default``: the path a missing or empty argument stands for (``.`` for
+    the tools that search or list a directory)."""
     path = string(arguments, name)
+    if default is not None and not path:
+        path = default
     where = shown(path, ctx) if path is not None else None
     return [Location(where)] if where is not None else []

@@ -29,7 +29,7 @@ import anyio
 import msgspec
 
 from acp_agent.content import TextContent
-from acp_agent.tools.args import parse, string
+from acp_agent.tools.args import located, parse, string
 from acp_agent.tools.base import (
     Location,
     ToolContext,
@@ -37,7 +37,6 @@ from acp_agent.tools.base import (
     ToolKind,
     ToolOutput,
     confine,
-    shown,
 )
 from acp_agent.tools.search import SKIP_DIRS
 
@@ -74,8 +73,7 @@ class Glob:
         return f"Find {pattern}{where}" if pattern is not None else "Find files"
 
     def locations(self, arguments: dict[str, object], ctx: ToolContext) -> list[Location]:
-        where = shown(string(arguments, "path") or ".", ctx)
-        return [Location(where)] if where else []
+        return located(arguments, ctx, default=".")
 
     async def run(self, arguments: dict[str, object], ctx: ToolContext) -> ToolOutput:
         args = parse(arguments, GlobArgs, NAME)

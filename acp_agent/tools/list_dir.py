@@ -20,7 +20,7 @@ import anyio
 import msgspec
 
 from acp_agent.content import TextContent
-from acp_agent.tools.args import parse, string
+from acp_agent.tools.args import located, parse, string
 from acp_agent.tools.base import (
     Location,
     ToolContext,
@@ -28,7 +28,6 @@ from acp_agent.tools.base import (
     ToolKind,
     ToolOutput,
     confine,
-    shown,
 )
 from acp_agent.tools.files import kind_of
 
@@ -58,8 +57,7 @@ class ListDir:
         return f"List {string(arguments, 'path') or '.'}"
 
     def locations(self, arguments: dict[str, object], ctx: ToolContext) -> list[Location]:
-        where = shown(string(arguments, "path") or ".", ctx)
-        return [Location(where)] if where else []
+        return located(arguments, ctx, default=".")
 
     async def run(self, arguments: dict[str, object], ctx: ToolContext) -> ToolOutput:
         path = confine(parse(arguments, ListDirArgs, NAME).path, ctx)

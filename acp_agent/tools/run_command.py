@@ -30,7 +30,7 @@ import structlog
 
 from acp_agent.content import TextContent
 from acp_agent.errors import PeerError, WireClosed
-from acp_agent.tools.args import parse, string
+from acp_agent.tools.args import located, parse, string
 from acp_agent.tools.base import (
     Location,
     ToolContext,
@@ -38,7 +38,6 @@ from acp_agent.tools.base import (
     ToolKind,
     ToolOutput,
     confine,
-    shown,
 )
 from acp_agent.tools.client import ClientTerminals, ExitStatus, TerminalOutput
 from acp_agent.tools.display import TerminalView, shown_as
@@ -91,11 +90,7 @@ class RunCommand:
         return f"Run `{shown}`"
 
     def locations(self, arguments: dict[str, object], ctx: ToolContext) -> list[Location]:
-        cwd = string(arguments, "cwd")
-        if cwd is None:
-            return []
-        where = shown(cwd, ctx)
-        return [Location(where)] if where else []
+        return located(arguments, ctx, "cwd")
 
     async def run(self, arguments: dict[str, object], ctx: ToolContext) -> ToolOutput:
         args = parse(arguments, RunCommandArgs, NAME)

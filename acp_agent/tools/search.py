@@ -26,7 +26,7 @@ import anyio
 import msgspec
 
 from acp_agent.content import TextContent
-from acp_agent.tools.args import parse, string
+from acp_agent.tools.args import located, parse, string
 from acp_agent.tools.base import (
     Location,
     ToolContext,
@@ -34,7 +34,6 @@ from acp_agent.tools.base import (
     ToolKind,
     ToolOutput,
     confine,
-    shown,
 )
 from acp_agent.tools.files import open_regular
 
@@ -90,8 +89,7 @@ class Search:
         return f"Search /{pattern}/{where}" if pattern is not None else "Search"
 
     def locations(self, arguments: dict[str, object], ctx: ToolContext) -> list[Location]:
-        where = shown(string(arguments, "path") or ".", ctx)
-        return [Location(where)] if where else []
+        return located(arguments, ctx, default=".")
 
     async def run(self, arguments: dict[str, object], ctx: ToolContext) -> ToolOutput:
         args = parse(arguments, SearchArgs, NAME)
