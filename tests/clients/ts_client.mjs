@@ -16,7 +16,7 @@
 
 import { readFileSync, writeFileSync } from "node:fs";
 
-import { importSdk, startAgent } from "./ts_support.mjs";
+import { importSdk, startAgent, text, untilStop, untilUpdate } from "./ts_support.mjs";
 
 const [prefix, workspace, agentJson, secondAgentJson] = process.argv.slice(2);
 const acp = await importSdk(prefix, "");
@@ -49,30 +49,6 @@ function clientApp(log) {
 
 const capabilities = { fs: { readTextFile: true, writeTextFile: true }, terminal: false };
 const clientInfo = { name: "acp-agent-ts-test", version: acp.PROTOCOL_VERSION.toString() };
-
-async function untilUpdate(session, kind) {
-  const seen = [];
-  for (;;) {
-    const message = await session.nextUpdate();
-    if (message.kind === "stop") return { seen, stop: message.stopReason };
-    seen.push(message.update);
-    if (message.update.sessionUpdate === kind) return { seen, stop: null };
-  }
-}
-
-async function untilStop(session, seen = []) {
-  for (;;) {
-    const message = await session.nextUpdate();
-    if (message.kind === "stop") return { seen, stopReason: message.stopReason };
-    seen.push(message.update);
-  }
-}
-
-const text = (updates) =>
-  updates
-    .filter((u) => u.sessionUpdate === "agent_message_chunk" && u.content.type === "text")
-    .map((u) => u.content.text)
-    .join("");
 
 async function firstConnection() {
   const log = { updates: [], permissions: [], reads: [], writes: [] };

@@ -1,6 +1,6 @@
-// Shared by the TypeScript SDK client scripts of test_ts_protocol.py: spawn the agent, keep every
-// raw line it writes and every message the client sends (the test validates them against the ACP
-// schema), and wait for conditions on what arrived.
+// Shared by the TypeScript SDK client scripts (tests/clients, and tests/remote's network client):
+// import the SDK, spawn the agent, keep every raw line it writes and every message the client sends
+// (the tests validate them against the ACP schema), and wait for conditions on what arrived.
 
 import { spawn } from "node:child_process";
 import { createRequire } from "node:module";
@@ -8,8 +8,8 @@ import { join } from "node:path";
 import { Writable } from "node:stream";
 import { pathToFileURL } from "node:url";
 
-// The SDK from the npm prefix `make install` fills (.cache/acp-sdk); `entry` is "" (stable v1)
-// or "/unstable" (v1 with the unstable features).
+// The SDK from the npm prefix `make install` fills (.cache/acp-sdk); `entry` is "" (stable v1),
+// "/unstable" (v1 with the unstable features) or an experimental entry ("/experimental/ws-client").
 export async function importSdk(prefix, entry) {
   const resolve = createRequire(join(prefix, "package.json")).resolve;
   const path = resolve(`@agentclientprotocol/sdk${entry}`);
@@ -92,3 +92,30 @@ export function waitForever(log, method, params, signal) {
     });
   });
 }
+
+// A session's updates up to the first of `kind` (or the end of its turn: then `stop` is set).
+export async function untilUpdate(session, kind) {
+  const seen = [];
+  for (;;) {
+    const message = await session.nextUpdate();
+    if (message.kind === "stop") return { seen, stop: message.stopReason };
+    seen.push(message.update);
+    if (message.update.sessionUpdate === kind) return { seen, stop: null };
+  }
+}
+
+// A session's updates up to the end of its turn, after those already `seen`.
+export async function untilStop(session, seen = []) {
+  for (;;) {
+    const message = await session.nextUpdate();
+    if (message.kind === "stop") return { seen, stopReason: message.stopReason };
+    seen.push(message.update);
+  }
+}
+
+// The text of the agent's message chunks among `updates`.
+export const text = (updates) =>
+  updates
+    .filter((u) => u.sessionUpdate === "agent_message_chunk" && u.content.type === "text")
+    .map((u) => u.content.text)
+    .join("");

@@ -13,15 +13,12 @@
 // initialize, check loadSession, session/load): the replay, then one more prompt. Every message
 // the agent sent and every one this client sent is in the summary, for the schema check.
 
-import { createRequire } from "node:module";
-import { join } from "node:path";
 import { readFileSync, writeFileSync } from "node:fs";
-import { pathToFileURL } from "node:url";
+
+import { importSdk, text, untilStop, untilUpdate } from "../clients/ts_support.mjs";
 
 const [prefix, workspace, transport, url, token] = process.argv.slice(2);
-const require = createRequire(join(prefix, "package.json"));
-const load = async (name) => import(pathToFileURL(require.resolve(name)).href);
-const acp = await load("@agentclientprotocol/sdk");
+const acp = await importSdk(prefix, "");
 const headers = { Authorization: `Bearer ${token}` };
 
 // Node's WebSocket (undici) takes headers in its init object, not a third argument.
@@ -33,10 +30,10 @@ class AuthorizedWebSocket extends WebSocket {
 
 async function openStream() {
   if (transport === "ws") {
-    const { createWebSocketStream } = await load("@agentclientprotocol/sdk/experimental/ws-client");
+    const { createWebSocketStream } = await importSdk(prefix, "/experimental/ws-client");
     return createWebSocketStream(url, { headers, WebSocket: AuthorizedWebSocket });
   }
-  const { createHttpStream } = await load("@agentclientprotocol/sdk/experimental/http-client");
+  const { createHttpStream } = await importSdk(prefix, "/experimental/http-client");
   return createHttpStream(url, { headers });
 }
 
@@ -93,30 +90,6 @@ function clientApp(log) {
 const capabilities = { fs: { readTextFile: true, writeTextFile: true }, terminal: false };
 const clientInfo = { name: "acp-agent-ts-remote-test", version: "1" };
 const newLog = () => ({ updates: [], permissions: [], reads: [], writes: [] });
-
-async function untilUpdate(session, kind) {
-  const seen = [];
-  for (;;) {
-    const message = await session.nextUpdate();
-    if (message.kind === "stop") return { seen, stop: message.stopReason };
-    seen.push(message.update);
-    if (message.update.sessionUpdate === kind) return { seen, stop: null };
-  }
-}
-
-async function untilStop(session, seen = []) {
-  for (;;) {
-    const message = await session.nextUpdate();
-    if (message.kind === "stop") return { seen, stopReason: message.stopReason };
-    seen.push(message.update);
-  }
-}
-
-const text = (updates) =>
-  updates
-    .filter((u) => u.sessionUpdate === "agent_message_chunk" && u.content.type === "text")
-    .map((u) => u.content.text)
-    .join("");
 
 async function initialize(ctx) {
   return ctx.request("initialize", {
