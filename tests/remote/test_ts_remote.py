@@ -43,12 +43,7 @@ def websocket_flags() -> tuple[str, ...]:
 
 
 def validate_wire(wire: dict[str, Any], schema: AcpSchema) -> Transcript:
-    transcript = Transcript()
-    for message in wire["client"]:
-        transcript.record_client_message(message)
-    for line in wire["agent"]:
-        transcript.feed_agent_output(line.encode())
-    transcript.end_agent_output()
+    transcript = Transcript.of_wire(wire)
     transcript.validate(schema)
     return transcript
 

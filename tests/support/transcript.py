@@ -19,6 +19,18 @@ class Transcript:
     client_messages: list[JsonObject] = field(default_factory=list)
     _partial: bytearray = field(default_factory=bytearray, repr=False)
 
+    @classmethod
+    def of_wire(cls, wire: Mapping[str, Any]) -> Transcript:
+        """The ``wire`` of a TypeScript client's summary (``tests/clients/ts_support.mjs``):
+        ``client``, the messages it sent; ``agent``, the raw lines the agent wrote."""
+        transcript = cls()
+        for message in wire["client"]:
+            transcript.record_client_message(message)
+        for line in wire["agent"]:
+            transcript.feed_agent_output(line.encode())
+        transcript.end_agent_output()
+        return transcript
+
     def feed_agent_output(self, data: bytes) -> list[bytes]:
         """Record a chunk of the agent's stdout; return the lines it completed."""
         self._partial += data
