@@ -148,7 +148,8 @@ class GatedFile(FaultyJournalFile):
         super().fdatasync()
 
 
-async def test_concurrent_flushes_serialize_and_coalesce(sdir: Path) -> None:
+async def gated_writer(sdir: Path) -> tuple[JournalWriter, GatedFile]:
+    """A new journal whose fdatasync waits at its gate, closed (``file.gate.set()`` opens it)."""
     opened: list[GatedFile] = []
 
     def factory(path: Path, *, create: bool) -> GatedFile:
@@ -157,9 +158,14 @@ async def test_concurrent_flushes_serialize_and_coalesce(sdir: Path) -> None:
 
     writer = await JournalWriter.create(sdir, HEADER, file_factory=factory)
     file = opened[0]
-    entries = numbered(user(f"m{i}") for i in range(20))
     file.gate.clear()
     file.waiting.clear()
+    return writer, file
+
+
+async def test_concurrent_flushes_serialize_and_coalesce(sdir: Path) -> None:
+    writer, file = await gated_writer(sdir)
+    entries = numbered(user(f"m{i}") for i in range(20))
     for entry in entries[:10]:
         writer.append(entry)
     done: list[str] = []
@@ -306,17 +312,8 @@ async def test_flush_now_hands_the_lines_over_before_returning(sdir: Path) -> No
     # writer.py: ``flush_now`` is ``flush()`` with the hand-off to the flusher thread made
     # before it returns (an idle injection's answer goes on while the fsync runs); nothing is
     # durable before the fdatasync returned, and a flush arriving meanwhile waits and coalesces.
-    opened: list[GatedFile] = []
-
-    def factory(path: Path, *, create: bool) -> GatedFile:
-        opened.append(GatedFile(path, create=create))
-        return opened[-1]
-
-    writer = await JournalWriter.create(sdir, HEADER, file_factory=factory)
-    file = opened[0]
+    writer, file = await gated_writer(sdir)
     entries = numbered(user(f"m{i}") for i in range(6))
-    file.gate.clear()
-    file.waiting.clear()
     for entry in entries[:3]:
         writer.append(entry)
     flushed = writer.flush_now()  # not awaited yet: the thread has the lines already
