@@ -1,4 +1,4 @@
-"""Twins for tool tests: a scripted permission asker, a recording progress sink, a tool context
+"""Twins for tool tests: scripted tool calls for the wire tests, a scripted permission asker, a recording progress sink, a tool context
 in a temporary workspace, and a ``RecordingClient`` that also runs ``terminal/*`` requests."""
 
 from __future__ import annotations
@@ -29,7 +29,25 @@ from acp.schema import (
 from acp_agent.tools.base import ToolContext
 from acp_agent.tools.display import View
 from acp_agent.tools.permissions import Mode, PermissionRequest, Permissions
+from tests.integration.support import write_script
+from tests.support.acp_schema import JsonObject
 from tests.support.recording import RecordingClient
+
+
+def call(call_id: str, name: str, **arguments: Any) -> JsonObject:
+    """A scripted model's tool call."""
+    return {"id": call_id, "name": name, "arguments": arguments}
+
+
+def script(tmp_path: Path, *calls: JsonObject, steps: int = 1) -> Path:
+    """One step per call (so each call's result is seen before the next), then "done"."""
+    lines = [{"toolCalls": [c]} for c in calls]
+    return write_script(tmp_path / "script.jsonl", *lines, *[{"text": "done"}] * steps)
+
+
+def finals(updates: list[JsonObject]) -> list[JsonObject]:
+    """The tool call updates that end a call."""
+    return [u for u in updates if u.get("status") in ("completed", "failed")]
 
 
 @dataclass

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import asyncio
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -25,23 +24,9 @@ from tests.integration.support import (
 from tests.support.acp_schema import JsonObject
 from tests.support.recording import RecordedAgent, RecordingClient, recorded_agent
 from tests.support.requests import read_requests
-from tests.tools.support import HoldingClient, TerminalClient, group_gone
+from tests.tools.support import HoldingClient, TerminalClient, call, finals, group_gone, script
 
 pytestmark = pytest.mark.subprocess
-
-
-def call(call_id: str, name: str, **arguments: Any) -> JsonObject:
-    return {"id": call_id, "name": name, "arguments": arguments}
-
-
-def script(tmp_path: Path, *calls: JsonObject, steps: int = 1) -> Path:
-    """One step per call (so each call's result is seen before the next), then "done"."""
-    lines = [{"toolCalls": [c]} for c in calls]
-    return write_script(tmp_path / "script.jsonl", *lines, *[{"text": "done"}] * steps)
-
-
-def finals(updates: list[JsonObject]) -> list[JsonObject]:
-    return [u for u in updates if u.get("status") in ("completed", "failed")]
 
 
 def session_new_result(agent: RecordedAgent) -> JsonObject:

@@ -11,7 +11,6 @@ from __future__ import annotations
 import asyncio
 import json
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -21,29 +20,14 @@ from tests.integration.support import (
     tool_text,
     turn_updates,
     wait_until,
-    write_script,
 )
 from tests.support.acp_schema import JsonObject
 from tests.support.recording import RecordingClient, recorded_agent
 from tests.support.requests import read_requests
 from tests.tools.loopback_http import loopback_server
+from tests.tools.support import call, finals, script
 
 pytestmark = pytest.mark.subprocess
-
-
-def call(call_id: str, name: str, **arguments: Any) -> JsonObject:
-    return {"id": call_id, "name": name, "arguments": arguments}
-
-
-def script(tmp_path: Path, *calls: JsonObject) -> Path:
-    """One step per call, then "done"."""
-    return write_script(
-        tmp_path / "script.jsonl", *[{"toolCalls": [c]} for c in calls], {"text": "done"}
-    )
-
-
-def finals(updates: list[JsonObject]) -> list[JsonObject]:
-    return [u for u in updates if u.get("status") in ("completed", "failed")]
 
 
 def content_texts(update: JsonObject) -> list[str]:
