@@ -37,6 +37,7 @@ import anyio
 from anyio.abc import SocketStream, TaskGroup
 
 from acp_agent.session.titles import TITLE_SYSTEM
+from bench.loopback import parse_head
 
 RECORDINGS = Path(__file__).parent / "recordings"
 
@@ -225,13 +226,7 @@ async def _read_request(stream: SocketStream, buffer: bytearray) -> Received | N
             return None
     head = bytes(buffer[: end + 4])
     del buffer[: end + 4]
-    lines = head.decode("latin-1").split("\r\n")
-    method, path, _ = lines[0].split(" ", 2)
-    headers = {}
-    for line in lines[1:]:
-        if line:
-            name, _, value = line.partition(":")
-            headers[name.strip().lower()] = value.strip()
+    method, path, headers = parse_head(head)
     length = int(headers.get("content-length", "0"))
     while len(buffer) < length:
         if not await _receive_into(stream, buffer):
