@@ -171,12 +171,13 @@ def section(figures: list[Figure], run: dict[str, Any], previous: Previous | Non
     return "\n".join(lines)
 
 
-def splice(doc: Path, text: str) -> None:
-    """Replace the generated section of ``doc`` (or append one) with ``text``."""
+def splice(doc: Path, text: str, begin: str = BEGIN, end: str = END) -> None:
+    """Replace the generated section of ``doc`` between ``begin`` and ``end`` (or append one)
+    with ``text``; ``bench.peers.report`` has a section of its own."""
     old = doc.read_text(encoding="utf-8") if doc.exists() else "# Benchmarks\n"
-    if BEGIN in old and END in old:
-        head, rest = old.split(BEGIN, 1)
-        _, tail = rest.split(END, 1)
+    if begin in old and end in old:
+        head, rest = old.split(begin, 1)
+        _, tail = rest.split(end, 1)
         new = head + text + tail
     else:
         new = old.rstrip("\n") + "\n\n" + text + "\n"

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from bench import report as bench_report
 from bench.peers.agents import AGENTS, OURS, PEERS_DIR, own_floor
 from bench.peers.run import STREAM_CHUNKS, TURNS, Life, Load
 from bench.report import fmt, machine
@@ -310,14 +311,7 @@ def section(res: dict[str, Any], info: dict[str, Any]) -> str:
 
 def splice(doc: Path, text: str) -> None:
     """Replace this section of ``doc`` (or append it) with ``text``."""
-    old = doc.read_text(encoding="utf-8")
-    if BEGIN in old and END in old:
-        head, rest = old.split(BEGIN, 1)
-        _, tail = rest.split(END, 1)
-        new = head + text + tail
-    else:
-        new = old.rstrip("\n") + "\n\n" + text + "\n"
-    doc.write_text(new, encoding="utf-8")
+    bench_report.splice(doc, text, BEGIN, END)
 
 
 def previous(path: Path) -> dict[str, Any] | None:
