@@ -19,6 +19,7 @@ import pytest
 
 from acp_agent.session.compaction import DEFAULT_CONTEXT_WINDOW
 from tests.integration.support import check_journal
+from tests.model.agent_params import NO_KEYS, init, new, prompt
 from tests.model.loopback import Reply, loopback
 from tests.support.process import EnvOverrides
 from tests.support.recording import RawAgent, agent_command
@@ -27,19 +28,6 @@ pytestmark = pytest.mark.subprocess
 
 KEY = "test-key-e2e-8d1f"
 SID = "e2e"
-NO_KEYS: EnvOverrides = {"OPENAI_API_KEY": None, "DEEPSEEK_API_KEY": None, "OPENAI_BASE_URL": None}
-
-
-def init() -> dict[str, Any]:
-    return {"protocolVersion": 1, "clientCapabilities": {}}
-
-
-def new(cwd: Path) -> dict[str, Any]:
-    return {"cwd": str(cwd), "mcpServers": [], "_meta": {"acp_agent": {"sessionId": SID}}}
-
-
-def prompt(text: str) -> dict[str, Any]:
-    return {"sessionId": SID, "prompt": [{"type": "text", "text": text}]}
 
 
 async def test_a_turn_through_the_real_process(
@@ -61,10 +49,10 @@ async def test_a_turn_through_the_real_process(
             assert (await agent.request("initialize", init()))["result"].get(
                 "authMethods", []
             ) == []
-            await agent.request("session/new", new(workspace))
+            await agent.request("session/new", new(workspace, SID))
             inject = {"sessionId": SID, "content": "Answer tersely."}
             await agent.request("_acp_agent/inject", inject)
-            answer = await agent.request("session/prompt", prompt("Read a.txt and b.txt"))
+            answer = await agent.request("session/prompt", prompt(SID, "Read a.txt and b.txt"))
             await agent.close_stdin()
             assert await agent.wait_exit() == 0
         assert answer["result"] == {
@@ -149,7 +137,7 @@ async def test_the_model_is_a_config_option_switched_per_session(
         command = agent_command("--model", "openai:gpt-test", "--config", str(config))
         async with RawAgent(command, env=env) as agent:
             await agent.request("initialize", init())
-            created = (await agent.request("session/new", new(workspace)))["result"]
+            created = (await agent.request("session/new", new(workspace, SID)))["result"]
             model = option(created["configOptions"], "model")
             assert model["category"] == "model" and model["currentValue"] == "openai:gpt-test"
             assert [o["value"] for o in model["options"]] == [
@@ -164,7 +152,7 @@ async def test_the_model_is_a_config_option_switched_per_session(
             switch = {"sessionId": SID, "configId": "model", "value": "local:qwen3-coder"}
             switched = (await agent.request("session/set_config_option", switch))["result"]
             assert option(switched["configOptions"], "model")["currentValue"] == "local:qwen3-coder"
-            answer = await agent.request("session/prompt", prompt("hi"))
+            answer = await agent.request("session/prompt", prompt(SID, "hi"))
             assert answer["result"] == {"stopReason": "end_turn"}
         (received,) = server.requests
     assert received.json()["model"] == "qwen3-coder"
@@ -184,7 +172,7 @@ async def test_without_a_key_auth_methods_and_32000_say_what_to_set(
         (method,) = initialized["authMethods"]
         assert method["id"] == "openai-api-key"
         assert "OPENAI_API_KEY" in method["name"] and "OPENAI_API_KEY" in method["description"]
-        refused = (await agent.request("session/new", new(workspace)))["error"]
+        refused = (await agent.request("session/new", new(workspace, SID)))["error"]
         assert refused["code"] == -32000
         assert "set the environment variable OPENAI_API_KEY" in refused["message"]
         again = await agent.request("authenticate", {"methodId": "openai-api-key"})
@@ -252,7 +240,7 @@ async def test_session_new_imports_the_http_stack_in_the_background(
     }
     async with RawAgent(agent_command("--model", "openai:gpt-test"), env=env) as agent:
         await agent.request("initialize", init())
-        assert "result" in await agent.request("session/new", new(workspace))
+        assert "result" in await agent.request("session/new", new(workspace, SID))
         with anyio.fail_after(20):
             while b"http_stack_imported" not in log_file.read_bytes():  # noqa: ASYNC110 - a file
                 await anyio.sleep(0.02)

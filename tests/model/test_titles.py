@@ -18,6 +18,7 @@ import pytest
 
 from acp_agent.session.titles import TITLE_MAX_TOKENS
 from tests.integration.support import serve_command, wait_until, write_script
+from tests.model.agent_params import NO_KEYS, init, new, prompt
 from tests.model.loopback import Reply, failed, loopback
 from tests.support.process import EnvOverrides
 from tests.support.recording import RawAgent, agent_command
@@ -26,20 +27,7 @@ from tests.support.requests import read_requests
 pytestmark = pytest.mark.subprocess
 
 SID = "t"
-NO_KEYS: EnvOverrides = {"OPENAI_API_KEY": None, "DEEPSEEK_API_KEY": None, "OPENAI_BASE_URL": None}
 MODEL_TITLE = "Greeting the world"  # what recordings/title.sse says, cleaned of quotes and "."
-
-
-def init() -> dict[str, Any]:
-    return {"protocolVersion": 1, "clientCapabilities": {}}
-
-
-def new(cwd: Path) -> dict[str, Any]:
-    return {"cwd": str(cwd), "mcpServers": [], "_meta": {"acp_agent": {"sessionId": SID}}}
-
-
-def prompt(text: str) -> dict[str, Any]:
-    return {"sessionId": SID, "prompt": [{"type": "text", "text": text}]}
 
 
 def titles_told(frames: list[dict[str, Any]]) -> list[str]:
@@ -66,12 +54,12 @@ async def test_the_model_titles_the_session_after_its_first_turn(
         command = agent_command("--model", "openai:gpt-test")
         async with RawAgent(command, env=env_for(agent_env, server.base_url)) as agent:
             await agent.request("initialize", init())
-            await agent.request("session/new", new(workspace))
-            first = await agent.request("session/prompt", prompt("say hello to everyone"))
+            await agent.request("session/new", new(workspace, SID))
+            first = await agent.request("session/prompt", prompt(SID, "say hello to everyone"))
             await wait_until(
                 lambda: MODEL_TITLE in titles_told(agent.transcript.agent_frames), "model title"
             )
-            second = await agent.request("session/prompt", prompt("again"))
+            second = await agent.request("session/prompt", prompt(SID, "again"))
             listed = await agent.request("session/list", {})
         (title_request,) = server.title_requests  # once: after turn 1 only
         turns = len(server.requests)
@@ -97,11 +85,11 @@ async def test_a_hanging_title_request_delays_no_prompt_and_ends_with_the_sessio
         command = agent_command("--model", "openai:gpt-test")
         async with RawAgent(command, env=env_for(agent_env, server.base_url)) as agent:
             await agent.request("initialize", init())
-            await agent.request("session/new", new(workspace))
-            await agent.request("session/prompt", prompt("first prompt"))
+            await agent.request("session/new", new(workspace, SID))
+            await agent.request("session/prompt", prompt(SID, "first prompt"))
             await wait_until(lambda: len(server.title_requests) == 1, "the title request")
             # the title request is open and hanging: the next prompt is answered regardless
-            second = await agent.request("session/prompt", prompt("second prompt"))
+            second = await agent.request("session/prompt", prompt(SID, "second prompt"))
             assert not server.disconnected.is_set()
             await agent.close_stdin()
             assert await agent.wait_exit() == 0
@@ -119,10 +107,10 @@ async def test_a_failed_title_request_keeps_the_first_prompt_title(
         command = agent_command("--model", "openai:gpt-test")
         async with RawAgent(command, env=env_for(agent_env, server.base_url)) as agent:
             await agent.request("initialize", init())
-            await agent.request("session/new", new(workspace))
-            await agent.request("session/prompt", prompt("first prompt"))
+            await agent.request("session/new", new(workspace, SID))
+            await agent.request("session/prompt", prompt(SID, "first prompt"))
             await wait_until(lambda: len(server.title_requests) == 1, "the title request")
-            second = await agent.request("session/prompt", prompt("second prompt"))
+            second = await agent.request("session/prompt", prompt(SID, "second prompt"))
             await agent.close_stdin()
             assert await agent.wait_exit() == 0
     assert second["result"]["stopReason"] == "end_turn"
@@ -139,9 +127,9 @@ async def test_a_script_session_keeps_its_first_prompt_title_and_asks_nothing_mo
     env = {**agent_env, "ACP_AGENT_SCRIPT_REQUESTS": str(log)}
     async with RawAgent(serve_command(script), env=env) as agent:
         await agent.request("initialize", init())
-        await agent.request("session/new", new(workspace))
+        await agent.request("session/new", new(workspace, SID))
         for text in ("first prompt", "second prompt"):
-            answer = await agent.request("session/prompt", prompt(text))
+            answer = await agent.request("session/prompt", prompt(SID, text))
             assert answer["result"]["stopReason"] == "end_turn"
     assert [(r["turn"], r["step"]) for r in read_requests(log)] == [(1, 1), (2, 1)]
     assert titles_told(agent.transcript.agent_frames) == ["first prompt"]
@@ -157,9 +145,9 @@ async def test_the_config_can_turn_model_titles_off(
         command = agent_command("--model", "openai:gpt-test", "--config", str(config))
         async with RawAgent(command, env=env_for(agent_env, server.base_url)) as agent:
             await agent.request("initialize", init())
-            await agent.request("session/new", new(workspace))
+            await agent.request("session/new", new(workspace, SID))
             for text in ("first prompt", "second prompt"):
-                await agent.request("session/prompt", prompt(text))
+                await agent.request("session/prompt", prompt(SID, text))
             await agent.close_stdin()
             assert await agent.wait_exit() == 0
     assert server.title_requests == [] and len(server.requests) == 2
