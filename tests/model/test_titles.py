@@ -39,6 +39,12 @@ def titles_told(frames: list[dict[str, Any]]) -> list[str]:
     ]
 
 
+async def handshake(agent: RawAgent, workspace: Path) -> None:
+    """``initialize``, then ``session/new`` for the session ``SID``."""
+    await agent.request("initialize", init())
+    await agent.request("session/new", new(workspace, SID))
+
+
 def env_for(agent_env: dict[str, str], base_url: str) -> EnvOverrides:
     return {**agent_env, **NO_KEYS, "OPENAI_BASE_URL": base_url, "OPENAI_API_KEY": "sk-test"}
 
@@ -53,8 +59,7 @@ async def test_the_model_titles_the_session_after_its_first_turn(
     async with loopback(Reply("text.sse"), Reply("text.sse")) as server:
         command = agent_command("--model", "openai:gpt-test")
         async with RawAgent(command, env=env_for(agent_env, server.base_url)) as agent:
-            await agent.request("initialize", init())
-            await agent.request("session/new", new(workspace, SID))
+            await handshake(agent, workspace)
             first = await agent.request("session/prompt", prompt(SID, "say hello to everyone"))
             await wait_until(
                 lambda: MODEL_TITLE in titles_told(agent.transcript.agent_frames), "model title"
@@ -84,8 +89,7 @@ async def test_a_hanging_title_request_delays_no_prompt_and_ends_with_the_sessio
         server.titles.append(Reply("title.sse", hang=True))  # streams, never ends
         command = agent_command("--model", "openai:gpt-test")
         async with RawAgent(command, env=env_for(agent_env, server.base_url)) as agent:
-            await agent.request("initialize", init())
-            await agent.request("session/new", new(workspace, SID))
+            await handshake(agent, workspace)
             await agent.request("session/prompt", prompt(SID, "first prompt"))
             await wait_until(lambda: len(server.title_requests) == 1, "the title request")
             # the title request is open and hanging: the next prompt is answered regardless
@@ -106,8 +110,7 @@ async def test_a_failed_title_request_keeps_the_first_prompt_title(
         server.titles.append(failed(400, "unauthorized.json"))  # not retried
         command = agent_command("--model", "openai:gpt-test")
         async with RawAgent(command, env=env_for(agent_env, server.base_url)) as agent:
-            await agent.request("initialize", init())
-            await agent.request("session/new", new(workspace, SID))
+            await handshake(agent, workspace)
             await agent.request("session/prompt", prompt(SID, "first prompt"))
             await wait_until(lambda: len(server.title_requests) == 1, "the title request")
             second = await agent.request("session/prompt", prompt(SID, "second prompt"))
@@ -126,8 +129,7 @@ async def test_a_script_session_keeps_its_first_prompt_title_and_asks_nothing_mo
     script = write_script(tmp_path / "s.jsonl", {"text": "one"}, {"text": "two"})
     env = {**agent_env, "ACP_AGENT_SCRIPT_REQUESTS": str(log)}
     async with RawAgent(serve_command(script), env=env) as agent:
-        await agent.request("initialize", init())
-        await agent.request("session/new", new(workspace, SID))
+        await handshake(agent, workspace)
         for text in ("first prompt", "second prompt"):
             answer = await agent.request("session/prompt", prompt(SID, text))
             assert answer["result"]["stopReason"] == "end_turn"
@@ -144,8 +146,7 @@ async def test_the_config_can_turn_model_titles_off(
     async with loopback(Reply("text.sse"), Reply("text.sse")) as server:
         command = agent_command("--model", "openai:gpt-test", "--config", str(config))
         async with RawAgent(command, env=env_for(agent_env, server.base_url)) as agent:
-            await agent.request("initialize", init())
-            await agent.request("session/new", new(workspace, SID))
+            await handshake(agent, workspace)
             for text in ("first prompt", "second prompt"):
                 await agent.request("session/prompt", prompt(SID, text))
             await agent.close_stdin()
