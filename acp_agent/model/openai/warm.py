@@ -39,7 +39,7 @@ _context: ssl.SSLContext | None = None
 def ssl_context(base_url: str) -> ssl.SSLContext:
     """For an ``https://`` ``base_url``: httpx's default TLS context (certifi's CAs), built once
     per process and shared. For any other: the strict context without trust anchors."""
-    if not base_url.lower().startswith("https:"):
+    if not _is_https(base_url):
         return _no_trust_context()
     global _context
     with _context_lock:
@@ -48,6 +48,10 @@ def ssl_context(base_url: str) -> ssl.SSLContext:
 
             _context = httpx.create_ssl_context()
         return _context
+
+
+def _is_https(base_url: str) -> bool:
+    return base_url.lower().startswith("https:")
 
 
 def _no_trust_context() -> ssl.SSLContext:
@@ -72,6 +76,6 @@ def _import(base_url: str | None) -> None:
         except ImportError as exc:  # the request will say so, with its own message
             log.debug("http_stack_import_failed", module=name, error=str(exc))
             return
-    if base_url is not None:
-        ssl_context(base_url)
+    if base_url is not None and _is_https(base_url):
+        ssl_context(base_url)  # certifi's, shared; an http:// client's costs nothing to build
     log.debug("http_stack_imported", ms=round((time.perf_counter() - started) * 1000, 1))
