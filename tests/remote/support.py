@@ -17,7 +17,7 @@ import signal
 import socket
 import subprocess
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -59,9 +59,15 @@ def _pump(stream: Any, into: list[str], ready: threading.Event, url: list[str]) 
 
 
 def start(
-    script: Path, state_dir: Path, *args: str, scheme: str = "ws", env: dict[str, str] | None = None
+    script: Path,
+    state_dir: Path,
+    *args: str,
+    scheme: str = "ws",
+    env: dict[str, str] | None = None,
+    runner: Callable[..., list[str]] = agent_command,
 ) -> Listener:
-    argv = agent_command(
+    """``runner``: how the agent is started (``stuck_thread_agent.command`` adds a test tool)."""
+    argv = runner(
         "serve", "--listen", f"{scheme}://127.0.0.1:0", "--model", f"script:{script}", *args
     )
     full_env = {k: v for k, v in os.environ.items() if not k.startswith("ACP_AGENT_")}

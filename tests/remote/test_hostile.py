@@ -32,6 +32,8 @@ import httpx
 import pytest
 from websockets.exceptions import ConnectionClosed, InvalidStatus
 
+from acp_agent.journal.invariant import check_file
+from tests.integration import stuck_thread_agent
 from tests.integration.support import check_journal, read_jsonl, write_script
 from tests.remote.support import (
     TOKEN,
@@ -287,3 +289,37 @@ def test_non_loopback_without_a_token_refuses_to_start(tmp_path: Path, state_dir
     assert completed.returncode != 0
     assert "a token is required" in completed.stderr
     assert "listening on" not in completed.stderr
+
+
+async def test_sigterm_with_a_turn_that_cannot_end_exits_0_past_the_deadline(
+    tmp_path: Path, state_dir: Path, workspace: Path
+) -> None:
+    # app.py, remote/hub.py: a signal starts the clock; a turn that cannot end (its tool's
+    # worker thread is stuck for ever: tests/integration/stuck_thread_agent.py) does not hold
+    # the process past DEADLINE_S: app.forced_exit flushes every journal of every connection,
+    # answers the prompt ``cancelled`` and leaves with 0.
+    mark = tmp_path / "stuck.mark"
+    call = {"id": "c1", "name": "stuck", "arguments": {"how": "held"}}
+    script = write_script(tmp_path / "s.jsonl", {"toolCalls": [call]}, {"text": "x"})
+    env = {stuck_thread_agent.MARK_ENV: str(mark)}
+    listener = start(script, state_dir, env=env, runner=stuck_thread_agent.command)
+    try:
+        async with peer(listener.ws_url) as client:
+            await client.initialize()
+            session_id = await client.new_session(workspace)
+            prompt = await client.request("session/prompt", prompt_params(session_id, "stuck"))
+            while not mark.exists():  # noqa: ASYNC110 (a file)
+                await anyio.sleep(0.01)  # the tool's thread is blocked
+            listener.process.send_signal(signal.SIGTERM)
+            answer = await client.answer_of(prompt)
+            code = await anyio.to_thread.run_sync(lambda: stop(listener, signalled=True))
+    finally:
+        if listener.process.poll() is None:
+            stop(listener)
+    assert code == 0, listener.log_text()
+    assert answer["result"] == {"stopReason": "cancelled"}
+    lines = listener.log_text().splitlines()  # JSON log lines, and the "listening on" line
+    events = [json.loads(line)["event"] for line in lines if line.startswith("{")]
+    assert "shutdown_deadline_passed" in events and "forced_exit" in events
+    journal = state_dir / "sessions" / session_id / "journal.jsonl"
+    assert check_file(journal, allow_open_tail=True) == []  # what it did is durable and whole
