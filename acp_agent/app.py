@@ -18,7 +18,7 @@ The deadline. A worker thread cannot be cancelled (``anyio.to_thread.run_sync``)
 thread is stuck (``open(2)`` on a FIFO, a dead network mount) keeps its turn, and so the whole
 shutdown, waiting for ever; and its thread is no daemon, so even an abandoned one keeps the
 interpreter from exiting. So a signal (or a broken wire) starts a clock: ``DEADLINE_S`` later
-``_forced_exit`` flushes every journal, answers the prompts still running ``cancelled``,
+``forced_exit`` flushes every journal, answers the prompts still running ``cancelled``,
 releases the terminals, writes the last frames and leaves with ``os._exit(0)`` — the one
 mechanism that holds for any stuck thread, wherever it was started (``abandon_on_cancel`` would
 have to be right at every call site, ours and the libraries', and would still leave a non-daemon
@@ -74,10 +74,10 @@ log = structlog.get_logger("acp_agent.app")
 SIGNAL_GRACE_S = 1.5
 """On a forced ending, how long the cancelled turns get to end (and their prompts answered)."""
 DEADLINE_S = 2.3
-"""From the first signal (or the broken wire) to ``_forced_exit``, whatever still runs."""
+"""From the first signal (or the broken wire) to ``forced_exit``, whatever still runs."""
 FORCED_FLUSH_S = 0.3
 FORCED_WRITE_S = 0.2
-"""``_forced_exit``'s budgets for the journals and for the last frames: the process is gone
+"""``forced_exit``'s budgets for the journals and for the last frames: the process is gone
 2.8 s after the signal at the latest, inside the 3 s of docs/contract.md §1."""
 THREADS_JOIN_S = 0.2
 """After the event loop ended, how long its worker threads get to end on their own."""
@@ -162,26 +162,28 @@ def _exit_now(code: int) -> NoReturn:
 
 
 async def _deadline(stop: _Shutdown, sessions: Sessions[AcpObserver], conn: Connection) -> None:
-    """``DEADLINE_S`` after a forced ending began, ``_forced_exit``; cancelled by the owner when
+    """``DEADLINE_S`` after a forced ending began, ``forced_exit``; cancelled by the owner when
     the ending is over before that."""
     await stop.doomed.wait()
     await anyio.sleep(DEADLINE_S)
     log.warning("shutdown_deadline_passed", deadline_s=DEADLINE_S)
-    await _forced_exit(sessions, conn)
+    await forced_exit([s.actor.writer for s in (*sessions.all, *sessions.closing)], [conn])
 
 
-async def _forced_exit(sessions: Sessions[AcpObserver], conn: Connection) -> None:
-    """Flush every journal (``FORCED_FLUSH_S`` at most: a flush stuck in its thread is left),
-    answer the prompts still running ``cancelled``, kill and release the terminals, write the
-    frames (``FORCED_WRITE_S`` at most), exit 0: never returns."""
-    writers = [s.actor.writer for s in (*sessions.all, *sessions.closing)]
+async def forced_exit(writers: list[JournalWriter], conns: list[Connection]) -> None:
+    """Flush every journal of ``writers`` (``FORCED_FLUSH_S`` at most: a flush stuck in its
+    thread is left), answer the prompts still running on ``conns`` ``cancelled``, kill and
+    release the terminals, write their frames (``FORCED_WRITE_S`` at most), exit 0: never
+    returns. One connection on stdio; every live one under ``--listen`` (``remote/hub.py``)."""
     async with anyio.create_task_group() as tg:  # never left: the process ends inside it
         await _flush_journals(tg, writers, FORCED_FLUSH_S)
-        answered = conn.answer_abandoned()
-        released = release_all(conn)
+        answered = sum(conn.answer_abandoned() for conn in conns)
+        released = sum(release_all(conn) for conn in conns)
         log.warning("forced_exit", prompts_answered=answered, terminals_released=released)
         with anyio.move_on_after(FORCED_WRITE_S):
-            await conn.close()
+            async with anyio.create_task_group() as closing:
+                for conn in conns:
+                    closing.start_soon(conn.close)
         _exit_now(0)
 
 

@@ -40,13 +40,11 @@ from acp_agent.acp.server import AgentServer
 from acp_agent.acp.toolclient import release_all
 from acp_agent.app import (
     DEADLINE_S,
-    FORCED_FLUSH_S,
-    FORCED_WRITE_S,
     SIGNAL_GRACE_S,
     _exit_now,
-    _flush_journals,
     _Shutdown,
     acp_wiring,
+    forced_exit,
 )
 from acp_agent.hooks.bridge import HookSet
 from acp_agent.model.registry import ModelCatalog
@@ -174,7 +172,7 @@ class Hub:
         await self._forced_exit()
 
     async def _forced_exit(self) -> None:
-        """As ``app._forced_exit``, over every connection: never returns."""
+        """``app.forced_exit`` over every connection: never returns."""
         served = list(self.live.values())
         writers = [
             s.actor.writer
@@ -182,13 +180,4 @@ class Hub:
             if one.sessions is not None
             for s in (*one.sessions.all, *one.sessions.closing)
         ]
-        async with anyio.create_task_group() as tg:  # never left: the process ends inside it
-            await _flush_journals(tg, writers, FORCED_FLUSH_S)
-            answered = sum(one.conn.answer_abandoned() for one in served)
-            released = sum(release_all(one.conn) for one in served)
-            log.warning("forced_exit", prompts_answered=answered, terminals_released=released)
-            with anyio.move_on_after(FORCED_WRITE_S):
-                for one in served:
-                    tg.start_soon(one.conn.close)
-                await anyio.sleep(FORCED_WRITE_S)
-            _exit_now(0)
+        await forced_exit(writers, [one.conn for one in served])
