@@ -77,6 +77,8 @@ ORDER = [
 ]
 KEY_ORDER = [
     "inject_durable_p50",
+    "inject_floor_tasks",
+    "inject_floor_inline",
     "inject_p50",
     "inject_p99",
     "stream_vs_bare",

@@ -15,11 +15,20 @@ for one.
 from __future__ import annotations
 
 import os
+import sys
 import time
+from functools import partial
+from pathlib import Path
 
 from bench.lab import PROTOCOL, Lab, Sizes, handshake, start_ours
 from bench.stats import Better, Figure, Target, interleave, percentile
 from bench.wire import WireClient, result_of
+
+FLOOR = Path(__file__).resolve().parent.parent / "inject_floor.py"
+FLOORS = {
+    "tasks": "an actor task, the flush on a thread, a writer task",
+    "inline": "no hop: the fsync on the loop, one write per read",
+}
 
 TEXT = "The user prefers tabs over spaces; keep lines under 100 columns."
 
@@ -40,8 +49,26 @@ async def durable_inject(client: WireClient, session_id: str) -> float:
     return elapsed
 
 
+async def plain_pair(client: WireClient) -> float:
+    started = time.perf_counter()
+    first, second = client.start_requests([("initialize", PROTOCOL)] * 2)
+    await client.flush()
+    result_of(await second)
+    elapsed = time.perf_counter() - started
+    result_of(await first)
+    return elapsed
+
+
+async def start_floor(lab: Lab, mode: str) -> WireClient:
+    journal = lab.root / f"inject-floor-{mode}.jsonl"
+    return await WireClient.spawn(
+        [sys.executable, str(FLOOR), mode, str(journal)], stderr=lab.stderr(f"floor-{mode}")
+    )
+
+
 async def run(lab: Lab, sizes: Sizes) -> list[Figure]:
     client = await start_ours(lab, "inject")
+    floors = {mode: await start_floor(lab, mode) for mode in FLOORS}
     try:
         session_id = await handshake(client, lab.cwd, "inject")
         journal = lab.state_dir("inject") / "sessions" / session_id / "journal.jsonl"
@@ -71,29 +98,26 @@ async def run(lab: Lab, sizes: Sizes) -> list[Figure]:
             await client.request("initialize", PROTOCOL)
             return time.perf_counter() - started
 
-        async def plain_pair() -> float:
-            started = time.perf_counter()
-            first, second = client.start_requests([("initialize", PROTOCOL)] * 2)
-            await client.flush()
-            result_of(await second)
-            elapsed = time.perf_counter() - started
-            result_of(await first)
-            return elapsed
-
         samplers = {
             "ours": ours,
             "bare": bare,
             "inject_only": inject_only,
             "plain": plain,
-            "plain_pair": plain_pair,
+            "plain_pair": lambda: plain_pair(client),
         }
+        for mode, floor in floors.items():
+            samplers[f"floor_{mode}"] = partial(durable_inject, floor, "floor")
+            samplers[f"floor_{mode}_plain_pair"] = partial(plain_pair, floor)
         try:
             samples = await interleave(samplers, sizes.inject_rounds, sizes.inject_warmup)
         finally:
             os.close(fd)
     finally:
         await client.close()
+        for floor in floors.values():
+            await floor.close()
     added = [o - p for o, p in zip(samples["ours"], samples["plain_pair"], strict=True)]
+    bare_p50 = 1000 * percentile(samples["bare"], 0.5)
     figures = [
         Figure(
             key="inject_durable_p50",
@@ -112,6 +136,24 @@ async def run(lab: Lab, sizes: Sizes) -> list[Figure]:
             extra={"plain_pair_ms": 1000 * percentile(samples["plain_pair"], 0.5)},
         )
     ]
+    for mode, shape in FLOORS.items():
+        pairs = samples[f"floor_{mode}"]
+        floor_added = [
+            o - p for o, p in zip(pairs, samples[f"floor_{mode}_plain_pair"], strict=True)
+        ]
+        figures.append(
+            Figure(
+                key=f"inject_floor_{mode}",
+                title=f"the same, of a process doing nothing else ({shape}), p50",
+                unit="ms",
+                ours=1000 * percentile(floor_added, 0.5),
+                baseline=bare_p50,
+                baseline_label=f"os.write + fdatasync of the same {len(line)} bytes",
+                better=Better.LOWER,
+                samples=len(floor_added),
+                note=f"round trip {1000 * percentile(pairs, 0.5):.2f} ms (`bench/inject_floor.py`)",
+            )
+        )
     for q, label in ((0.5, "p50"), (0.99, "p99")):
         figures.append(
             Figure(
