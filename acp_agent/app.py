@@ -24,7 +24,7 @@ mechanism that holds for any stuck thread, wherever it was started (``abandon_on
 have to be right at every call site, ours and the libraries', and would still leave a non-daemon
 thread for the interpreter to wait on). A journal whose turn could not end is left as a crash at
 that point leaves it: flushed and open, closed ``interrupted`` by its next open. After a normal
-ending, ``_exit_past_stuck_threads`` does the same for threads that outlive the event loop.
+ending, ``exit_past_stuck_threads`` does the same for threads that outlive the event loop.
 """
 
 from __future__ import annotations
@@ -84,7 +84,7 @@ THREADS_JOIN_S = 0.2
 
 
 @dataclass
-class _Shutdown:
+class Shutdown:
     """How the process ends. A first signal sets ``signalled``, cancels the phase under way if a
     signal may end it (``interruptible``: reading, and waiting for the requests received before
     an EOF) and starts the deadline (``doomed``, set by a broken wire too)."""
@@ -136,7 +136,7 @@ def acp_wiring(
     return Wiring(models, tools, admission, client.observer, context_window, prompt=instructions)
 
 
-async def _watch_signals(stop: _Shutdown, caught: Sequence[int] = ()) -> None:
+async def _watch_signals(stop: Shutdown, caught: Sequence[int] = ()) -> None:
     """``caught``: signals that came before the receiver was installed (``transport.prelude``)."""
     with anyio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
         for signum in caught:
@@ -145,15 +145,15 @@ async def _watch_signals(stop: _Shutdown, caught: Sequence[int] = ()) -> None:
             _on_signal(stop, signum)
 
 
-def _on_signal(stop: _Shutdown, signum: int) -> None:
+def _on_signal(stop: Shutdown, signum: int) -> None:
     if stop.signalled:
         log.warning("second_signal_exit", signal=signum)
-        _exit_now(128 + signum)
+        exit_now(128 + signum)
     log.info("signal_received", signal=signum)
     stop.signal()
 
 
-def _exit_now(code: int) -> NoReturn:
+def exit_now(code: int) -> NoReturn:
     """Leave without unwinding: no tool subprocess outlives the server, the logs are written."""
     kill_commands()
     logs.shutdown()
@@ -161,7 +161,7 @@ def _exit_now(code: int) -> NoReturn:
     os._exit(code)
 
 
-async def _deadline(stop: _Shutdown, sessions: Sessions[AcpObserver], conn: Connection) -> None:
+async def _deadline(stop: Shutdown, sessions: Sessions[AcpObserver], conn: Connection) -> None:
     """``DEADLINE_S`` after a forced ending began, ``forced_exit``; cancelled by the owner when
     the ending is over before that."""
     await stop.doomed.wait()
@@ -184,7 +184,7 @@ async def forced_exit(writers: list[JournalWriter], conns: list[Connection]) -> 
             async with anyio.create_task_group() as closing:
                 for conn in conns:
                     closing.start_soon(conn.close)
-        _exit_now(0)
+        exit_now(0)
 
 
 async def _flush_journals(tg: TaskGroup, writers: list[JournalWriter], within: float) -> None:
@@ -213,7 +213,7 @@ async def _flush_journals(tg: TaskGroup, writers: list[JournalWriter], within: f
         log.error("forced_exit_flush_stuck", journals=len(pending))
 
 
-def _exit_past_stuck_threads(code: int) -> None:
+def exit_past_stuck_threads(code: int) -> None:
     """Exit now if a worker thread outlives the event loop (abandoned on cancel, or started and
     never awaited): it is no daemon, and the interpreter would wait for it, for ever if it is
     stuck. Idle workers end with the loop; every thread gets ``THREADS_JOIN_S`` in all."""
@@ -225,7 +225,7 @@ def _exit_past_stuck_threads(code: int) -> None:
     stuck = [t.name for t in lingering if t.is_alive()]
     if stuck:
         log.warning("threads_abandoned_at_exit", threads=stuck, exit_code=code)
-        _exit_now(code)
+        exit_now(code)
 
 
 async def serve_connection(
@@ -244,7 +244,7 @@ async def serve_connection(
     direction: connection, then sessions, then the router the connection serves.
     ``initialized``: the params of an ``initialize`` answered before the connection (``launch``);
     ``caught``: signals that came before the loop ran."""
-    stop = _Shutdown()
+    stop = Shutdown()
     conn = Connection(source, sink, max_line_bytes=options.max_line_bytes)
     async with anyio.create_task_group() as guard:  # outlives all it guards, stuck or not
         if signals:
@@ -264,7 +264,7 @@ async def _serve_sessions(
     models: ModelCatalog,
     hooks: HookSet,
     prompt: PromptConfig | None,
-    stop: _Shutdown,
+    stop: Shutdown,
     deadline: TaskGroup | None,
     initialized: InitializeParams | None = None,
 ) -> None:
@@ -287,7 +287,7 @@ async def _serve_sessions(
         tg.cancel_scope.cancel()
 
 
-async def _read(conn: Connection, server: AgentServer, stop: _Shutdown) -> ServeEnd:
+async def _read(conn: Connection, server: AgentServer, stop: Shutdown) -> ServeEnd:
     """Serve until EOF, a broken wire or a first signal."""
     end = ServeEnd.EOF
     with stop.interruptible():
@@ -297,7 +297,7 @@ async def _read(conn: Connection, server: AgentServer, stop: _Shutdown) -> Serve
 
 
 async def _finish_requests(
-    conn: Connection, sessions: Sessions[AcpObserver], stop: _Shutdown, end: ServeEnd
+    conn: Connection, sessions: Sessions[AcpObserver], stop: Shutdown, end: ServeEnd
 ) -> None:
     """After EOF, let every request received run to its end — unless a signal comes meanwhile;
     after a signal or a broken wire, cancel every turn and give them ``SIGNAL_GRACE_S``."""
@@ -336,6 +336,6 @@ def serve_process(
     source, sink = FdSource(fd_in, prefix=prefix), FdSink(fd_out)
     code = anyio.run(serve, options, models, hooks, source, sink)
     log.info("server_stopped", exit_code=code)
-    _exit_past_stuck_threads(code)
+    exit_past_stuck_threads(code)
     logs.shutdown()
     return code

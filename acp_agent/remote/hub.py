@@ -41,9 +41,9 @@ from acp_agent.acp.toolclient import release_all
 from acp_agent.app import (
     DEADLINE_S,
     SIGNAL_GRACE_S,
-    _exit_now,
-    _Shutdown,
+    Shutdown,
     acp_wiring,
+    exit_now,
     forced_exit,
 )
 from acp_agent.hooks.bridge import HookSet
@@ -66,7 +66,7 @@ class Served:
 
     name: str
     conn: Connection
-    stop: _Shutdown = field(default_factory=_Shutdown)
+    stop: Shutdown = field(default_factory=Shutdown)
     sessions: ConnectionSessions | None = None
 
 
@@ -152,7 +152,7 @@ class Hub:
             async for signum in signals:
                 if self.stopping:
                     log.warning("second_signal_exit", signal=signum)
-                    _exit_now(128 + signum)
+                    exit_now(128 + signum)
                 log.info("signal_received", signal=signum, connections=len(self.live))
                 self.signal()
                 tg.start_soon(self._deadline)

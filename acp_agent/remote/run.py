@@ -9,7 +9,7 @@ import anyio
 import structlog
 
 from acp_agent import logs
-from acp_agent.app import _exit_past_stuck_threads
+from acp_agent.app import exit_past_stuck_threads
 from acp_agent.config_file import ConfigError, read_config_file
 from acp_agent.hooks.bridge import HookSet
 from acp_agent.hooks.config import config_from
@@ -53,6 +53,6 @@ def run_listen(options: Options, args: argparse.Namespace) -> int:
     hub = Hub(options, models, hooks, prompt)
     code = anyio.run(listen_and_serve, hub, listen, sock)
     log.info("server_stopped", exit_code=code)
-    _exit_past_stuck_threads(code)
+    exit_past_stuck_threads(code)
     logs.shutdown()
     return code
