@@ -86,6 +86,8 @@ KEY_ORDER = [
     "replay_small",
     "replay_large",
     "replay_linearity",
+    "replay_floor_small",
+    "replay_floor_large",
     "idle_session_memory",
     "cancel_latency",
     "spawn_initialize",
