@@ -136,8 +136,8 @@ async def run(lab: Lab, sizes: Sizes) -> list[Figure]:
                 Figure(
                     key=f"replay_floor_{size}",
                     title=(
-                        f"the agent's own verified read of the journal + encoding its {len(frames):,} frames,"
-                        " in one process (what no replay can skip)"
+                        "the agent's own verified read of the journal + encoding its"
+                        f" {len(frames):,} frames, in one process (what no replay can skip)"
                     ),
                     unit="ms",
                     ours=1000 * times[events]["floor"],
