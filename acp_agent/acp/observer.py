@@ -13,6 +13,8 @@ that advertised ``session.notices`` (``notices``): provider retries and model fa
 from __future__ import annotations
 
 from collections.abc import Sequence
+from functools import partial
+from itertools import chain, islice
 from pathlib import Path
 
 import structlog
@@ -180,18 +182,15 @@ class AcpObserver:
         """``session/load``: the whole history, through the same projection as live updates
         (``projection.replay``), queued ``REPLAY_BLOCK`` notifications at a time
         (``Connection.notify_all``: the same frames as one ``_update`` each, without a queue
-        turn per frame); each block waits for room, as streamed updates do."""
-        block: list[SessionNotification] = []
-        session_id = self.session_id
+        turn per frame); each block waits for room, as streamed updates do. The updates are
+        wrapped by one ``map`` and cut into blocks by ``islice`` (no Python loop per entry)."""
         updates = projection.replay(
             entries, self.catalog, compaction_updates=self.compaction_updates, names=self.names
         )
-        for projected in updates:
-            block += [SessionNotification(session_id, update) for update in projected]
-            if len(block) >= REPLAY_BLOCK:
-                await self.conn.notify_all("session/update", block)
-                block = []
-        await self.conn.notify_all("session/update", block)
+        wrap = partial(SessionNotification, self.session_id)
+        notifications = map(wrap, chain.from_iterable(updates))
+        while block := list(islice(notifications, REPLAY_BLOCK)):
+            await self.conn.notify_all("session/update", block)
 
 
 class AcpClient:

@@ -9,13 +9,14 @@ If you add an event type: add it to ``EventType``, ``EVENT_TYPES``, ``Event``, t
 table in ``invariant.py``, the projection in ``acp/projection.py`` and the history derivation
 in ``session/history.py``.
 
-The structs that hold containers (``Entry`` and the events with lists or dicts) are declared
-``gc=False``: the cyclic garbage collector does not track them. A loaded session keeps every
-entry of its history, and a collector tracking them re-scans the whole history again and again
-while the session is loaded and replayed (the reader pauses it while parsing for the same
-reason). They cannot take part in a cycle: they are frozen, and what they hold is JSON data
-and content blocks, never an entry or an event. Keep it that way (a struct that can reach
-itself must not be ``gc=False``: such a cycle would never be freed).
+The structs that hold containers (``Entry``, the events with lists or dicts, and
+``TurnEndReason``, whose enum member msgspec counts as one) are declared ``gc=False``: the
+cyclic garbage collector does not track them (``tests/journal/test_bulk.py`` checks). A loaded
+session keeps every entry of its history, and a collector tracking them re-scans the whole
+history again and again while the session is loaded and replayed (the reader pauses it while
+parsing for the same reason). They cannot take part in a cycle: they are frozen, and what
+they hold is JSON data and content blocks, never an entry or an event. Keep it that way (a
+struct that can reach itself must not be ``gc=False``: such a cycle would never be freed).
 
 ``session/compaction`` is session metadata, declared standalone (between turns only): it
 records that the model-visible history up to ``throughSeq`` was replaced by ``summary`` and
@@ -127,7 +128,7 @@ class TurnStart(msgspec.Struct, frozen=True):
     turn: int
 
 
-class TurnEndReason(msgspec.Struct, frozen=True, omit_defaults=True):
+class TurnEndReason(msgspec.Struct, frozen=True, gc=False, omit_defaults=True):
     kind: TurnEndKind
     message: str | None = None
 

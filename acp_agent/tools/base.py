@@ -70,6 +70,12 @@ class ToolContext:
     def all_roots(self) -> tuple[Path, ...]:
         return (self.cwd, *self.roots)
 
+    @functools.cached_property
+    def shown_roots(self) -> ShownRoots:
+        """The roots as ``shown`` compares them. Cached on the context, which is frozen: a
+        context with other roots or another cwd is another object (``dataclasses.replace``)."""
+        return ShownRoots.of(self.cwd, self.all_roots())
+
 
 class ToolOutput(msgspec.Struct, frozen=True):
     content: list[ContentBlock]
@@ -126,15 +132,32 @@ def shown(path_text: str, ctx: ToolContext) -> str | None:
     time). So a symlink is shown as the model named it; ``confine``, which every tool calls
     before touching anything, is the check that counts.
     """
-    joined = os.path.normpath(os.path.join(ctx.cwd, path_text))
-    for top, prefix in _tops(ctx.all_roots()):
+    view = ctx.shown_roots
+    joined = os.path.normpath(view.join(path_text))
+    for top, prefix in view.tops:
         if joined == top or joined.startswith(prefix):
             return joined
     return None
 
 
-@functools.lru_cache(maxsize=64)
-def _tops(roots: tuple[Path, ...]) -> tuple[tuple[str, str], ...]:
+@dataclass(frozen=True, slots=True)
+class ShownRoots:
+    """A context's roots as ``shown`` compares them, as strings: derived once per context (a
+    replay shows thousands of calls; per call, ``os.path.join`` and hashing the roots' ``Path``s
+    for a cache cost more than the rest of ``shown``)."""
+
+    cwd_prefix: str
+    """The cwd as ``os.path.join(cwd, name)`` puts it before a relative ``name``."""
+    tops: tuple[tuple[str, str], ...]
     """Each root normalized, and the prefix of the paths below it."""
-    tops = (os.path.normpath(root) for root in roots)
-    return tuple((top, top.rstrip(os.sep) + os.sep) for top in tops)
+
+    @classmethod
+    def of(cls, cwd: Path, roots: tuple[Path, ...]) -> ShownRoots:
+        text = os.fspath(cwd)
+        prefix = text if not text or text.endswith(os.sep) else text + os.sep
+        tops = (os.path.normpath(root) for root in roots)
+        return cls(prefix, tuple((top, top.rstrip(os.sep) + os.sep) for top in tops))
+
+    def join(self, path_text: str) -> str:
+        """``os.path.join(cwd, path_text)`` (POSIX: an absolute path replaces the cwd)."""
+        return path_text if path_text.startswith(os.sep) else self.cwd_prefix + path_text

@@ -97,7 +97,7 @@ class ReadFile:
     }
 
     def title(self, arguments: dict[str, object]) -> str:
-        path, line, limit = (arguments.get(k) for k in ("path", "line", "limit"))
+        path, line, limit = arguments.get("path"), arguments.get("line"), arguments.get("limit")
         if not isinstance(path, str):
             return "Read file"
         if isinstance(line, int) and isinstance(limit, int):

@@ -6,9 +6,13 @@ entries, and every refusal or torn tail must be the walk's (``journal/bulk.py``;
 
 from __future__ import annotations
 
+import gc
+
+import msgspec
 import pytest
 from hypothesis import given, settings, strategies as st
 
+from acp_agent.journal import events
 from acp_agent.journal.bulk import decode_body
 from acp_agent.journal.errors import JournalCorrupt
 from acp_agent.journal.events import (
@@ -156,3 +160,34 @@ def test_a_hand_sealed_line_with_spaces_is_read_alike() -> None:
     assert decode_body(body_of(data)) == expected
     result = walked(data)
     assert isinstance(result, ParsedJournal) and result.entries == expected
+
+
+def test_a_parsed_journal_s_own_structs_are_left_untracked_by_the_collector() -> None:
+    # events.py: entries, events and the journal structs they hold are untracked by the cyclic
+    # GC (a loaded history would otherwise be scanned at each collection; the first one after
+    # a session/load's parse is on its path). msgspec leaves a struct of scalars untracked by
+    # itself; TurnEndReason holds an enum member (a tracked object): it must say gc=False.
+    entries = parse_journal(journal_bytes(numbered(EVENTS))).entries
+    ours = [
+        value
+        for value in _reachable(entries)
+        if isinstance(value, msgspec.Struct) and type(value).__module__ == events.__name__
+    ]
+    assert {type(value).__name__ for value in ours} >= {"Entry", "TurnEnd", "TurnEndReason"}
+    assert [value for value in ours if gc.is_tracked(value)] == []
+
+
+def _reachable(entries: list[Entry]) -> list[object]:
+    """Every entry, event and struct or container value below them."""
+    found: list[object] = []
+    todo: list[object] = list(entries)
+    while todo:
+        value = todo.pop()
+        found.append(value)
+        if isinstance(value, msgspec.Struct):
+            todo += [getattr(value, name) for name in value.__struct_fields__]
+        elif isinstance(value, list | tuple):
+            todo += value
+        elif isinstance(value, dict):
+            todo += value.values()
+    return found

@@ -203,6 +203,20 @@ def test_the_reading_is_lenient_on_a_broken_journal() -> None:
     assert last_turn(numbered([TurnStart(4), end(4), TurnStart(2)])) == 4
 
 
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(
+        st.one_of(st.integers(1, 9).map(TurnStart), st.integers(1, 9).map(end), st.just(user("x"))),
+        max_size=12,
+    )
+)
+def test_the_last_turn_is_the_highest_started_even_badly_numbered(events: list[Event]) -> None:
+    # turns.py: a journal is opened without invariant.check, so last_turn may not be the last
+    # turn/start's number; it is the highest one spans finds (0: none).
+    entries = numbered(events)
+    assert last_turn(entries) == max((span.turn for span in spans(entries)), default=0)
+
+
 def test_the_open_step_is_the_last_step_start_without_its_end() -> None:
     steps: list[Event] = [StepStart(1, 1), assistant(1, 1), StepEnd(1, 1), StepStart(1, 2)]
     assert open_step(steps) == StepStart(1, 2)

@@ -4,12 +4,13 @@ exact edits with diffs, listing, searching, and the session roots."""
 from __future__ import annotations
 
 import os
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
 from acp_agent.content import TextContent
-from acp_agent.tools.base import ToolError, ToolOutput
+from acp_agent.tools.base import ShownRoots, ToolError, ToolOutput, shown
 from acp_agent.tools.display import DiffView, view_of
 from acp_agent.tools.edit_file import EditFile
 from acp_agent.tools.list_dir import MAX_ENTRIES, ListDir
@@ -242,3 +243,30 @@ def test_locations_are_normalized_lexically_and_never_leave_the_roots(
     assert where("../outside.txt") == []
     assert where(str(workspace) + "-sibling/f.txt") == []  # a prefix is not a parent
     assert where("/etc/passwd") == []
+
+
+# ``shown`` joins with ``ShownRoots.join`` instead of ``os.path.join`` (cheaper per call): the
+# two must agree on every kind of name (POSIX ``posixpath.join``: an absolute name replaces the
+# cwd, a cwd ending in the separator gets no second one).
+@pytest.mark.parametrize("cwd", ["/w", "/w/", "/", "/a/b/../c", "rel", ""])
+@pytest.mark.parametrize(
+    "name", ["f.txt", "a/b.py", "/etc/passwd", "./x", "../y", "", ".", "//twice", "a//b", "~/h"]
+)
+def test_shown_joins_as_os_path_join(cwd: str, name: str) -> None:
+    assert ShownRoots.of(Path(cwd), ()).join(name) == os.path.join(Path(cwd), name)
+
+
+def test_shown_follows_the_context_s_roots_and_cwd(workspace: Path, tmp_path: Path) -> None:
+    """The roots ``shown`` compares are derived once per context; a context with other roots
+    or another cwd (``dataclasses.replace``, as ``ToolRunner.set_roots`` does) shows by its
+    own."""
+    extra = tmp_path / "extra"
+    ctx = context(workspace)
+    target = str(extra / "y.txt")
+    assert shown(target, ctx) is None
+    wider = replace(ctx, roots=(extra,))
+    assert shown(target, wider) == target
+    assert shown(target, ctx) is None  # the first context's view is unchanged
+    moved = replace(ctx, cwd=extra)
+    assert shown("y.txt", moved) == target
+    assert shown("y.txt", ctx) == str(workspace / "y.txt")

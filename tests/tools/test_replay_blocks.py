@@ -112,6 +112,16 @@ def test_a_long_replay_is_queued_in_several_blocks() -> None:
     assert b"".join(blocks) == one_frame_each(entries, False)
 
 
+def test_a_block_holds_at_most_replay_block_frames_whatever_an_entry_projects_to() -> None:
+    # observer.py: the writer counts a block's frames against its capacity; entries of three
+    # updates each (two thoughts and a text) must not stretch a block past REPLAY_BLOCK.
+    message = with_thought(with_thought(assistant(1, 1, "visible")))
+    entries = numbered([message] * REPLAY_BLOCK)
+    blocks = anyio.run(replayed, entries, False)
+    assert [block.count(b"\n") for block in blocks] == [REPLAY_BLOCK] * 3
+    assert b"".join(blocks) == one_frame_each(entries, False)
+
+
 def test_a_compaction_replays_alike_for_both_kinds_of_client() -> None:
     summary: list[ContentBlock] = [TextContent(text="what happened")]
     compaction = Compaction("k1", summary, 4, 5, CompactionReason.MANUAL)
