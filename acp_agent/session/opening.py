@@ -9,9 +9,9 @@ events (``journal/recovery.py``), admitted but not yet durable (the caller commi
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
 
+import msgspec
 import structlog
 
 from acp_agent.content import JsonObject
@@ -34,8 +34,7 @@ from acp_agent.session.ports import now_ms
 log = structlog.get_logger("acp_agent.sessions")
 
 
-@dataclass
-class Opened:
+class Opened(msgspec.Struct):
     """A session journal taken from disk: its writer, its history (with any repair appended,
     not yet durable) and its title."""
 
