@@ -102,6 +102,10 @@ NOT_BEFORE_FIRST_SESSION = [
     "acp_agent.journal.rules",
     # shutil (with bz2 and lzma): only a delete's sweep needs it (session/shelf.py)
     "shutil",
+    # /review's git reader (acp/commands.py); ask_user, for a client without elicitation forms
+    # (tools/registry.py)
+    "acp_agent.session.review",
+    "acp_agent.tools.ask_user",
     # a script model's session: no HTTP stack (model/openai/warm.py warms it up after the
     # answer, and only for an HTTP model), no MCP SDK (connected at the first model request)
     "httpx",
