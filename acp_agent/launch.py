@@ -22,6 +22,14 @@ after ``take_stdout``, before any other frame exists); a bad config exits 2 befo
 read; SIGTERM and SIGINT end the process with 0 whenever they come (``transport.prelude``);
 logging is configured (and structlog imported) in step 2, before the first event is logged.
 ``tests/integration/test_startup.py`` holds which modules step 1 must not import.
+
+What a client's first ``session/new`` (or ``session/load``) then waits for is mostly step 2's
+import. So what only some requests run is imported by them, not by ``app``: the command hooks
+without a ``[hooks]`` table (``hooks/bridge.py``), the fork and the journal invariant's checker
+(``session/opening.py``), ``/review``'s git reader, the ``ask_user`` tool for a client without
+forms, ``shutil``; and the value classes defined at import are ``msgspec.Struct``s, about thirty
+times cheaper to define than dataclasses. ``test_startup.py`` names what must not be imported
+when that first answer is written (``startup_report.py``).
 """
 
 from __future__ import annotations
