@@ -5,9 +5,10 @@ what it held) a ``# stage`` line, then the names in ``sys.modules``, one per lin
 
 - ``awaiting_first_line`` and ``initialize_answered``: ``launch.py``, before the server is
   imported;
-- ``session/new_answered``, ``session/load_answered``: ``reporting``, once the request's handler
-  returned its answer (the connection writes it next, ``transport/connection.py``), for a fresh
-  process's first such request.
+- ``session/new_answered``, ``session/load_answered``: ``reporting``, once the handler of the
+  process's first such request returned its answer (the connection writes it next,
+  ``transport/connection.py``; a first load is never a ``Deferred``, as no session of a fresh
+  process is being closed).
 
 ``tests/integration/test_startup.py`` names the modules that must not be there. Unset (always,
 outside those tests), nothing is written and the router is the server itself.
