@@ -49,8 +49,7 @@ from acp_agent.acp.observer import AcpClient, AcpObserver
 from acp_agent.acp.schema import InitializeParams
 from acp_agent.acp.server import AgentServer
 from acp_agent.acp.toolclient import release_all
-from acp_agent.hooks.bridge import HookSet, SessionToolHooks
-from acp_agent.hooks.config import config_from
+from acp_agent.hooks.bridge import HookSet, SessionToolHooks, hooks_from
 from acp_agent.journal.errors import JournalError
 from acp_agent.journal.events import SessionHeader
 from acp_agent.journal.writer import JournalWriter
@@ -63,6 +62,7 @@ from acp_agent.session.service import Sessions
 from acp_agent.session.system_prompt import PromptConfig
 from acp_agent.session.toolrun import ToolRunner
 from acp_agent.session.wiring import Wiring
+from acp_agent.startup_report import reporting
 from acp_agent.tools.process import kill_all as kill_commands
 from acp_agent.tools.registry import coding_tools
 from acp_agent.transport.connection import Connection, ServeEnd
@@ -291,7 +291,7 @@ async def _read(conn: Connection, server: AgentServer, stop: Shutdown) -> ServeE
     """Serve until EOF, a broken wire or a first signal."""
     end = ServeEnd.EOF
     with stop.interruptible():
-        end = await conn.serve(server)
+        end = await conn.serve(reporting(server))  # the server itself, but in start-up tests
     log.info("input_ended", reason="signal" if stop.signalled else str(end))
     return end
 
@@ -330,7 +330,7 @@ def serve_process(
     negotiating ``initialized``; ``prefix``: the input bytes it read, ``caught``: the signals
     that came meanwhile."""
     logs.configure(options.log_level, options.log_file)
-    hooks = HookSet.from_config(config_from(config, options.config).hooks)
+    hooks = hooks_from(config, options.config)
     log.info("server_starting", model=models.default, state_dir=str(options.state_dir))
     serve = partial(serve_connection, prompt=prompt, initialized=initialized, caught=caught)
     source, sink = FdSource(fd_in, prefix=prefix), FdSink(fd_out)

@@ -22,11 +22,18 @@ after ``take_stdout``, before any other frame exists); a bad config exits 2 befo
 read; SIGTERM and SIGINT end the process with 0 whenever they come (``transport.prelude``);
 logging is configured (and structlog imported) in step 2, before the first event is logged.
 ``tests/integration/test_startup.py`` holds which modules step 1 must not import.
+
+What a client's first ``session/new`` (or ``session/load``) then waits for is mostly step 2's
+import. So what only some requests run is imported by them, not by ``app``: the command hooks
+without a ``[hooks]`` table (``hooks/bridge.py``), the fork and the journal invariant's checker
+(``session/opening.py``), ``/review``'s git reader, the ``ask_user`` tool for a client without
+forms, ``shutil``; and the value classes defined at import are ``msgspec.Struct``s, about thirty
+times cheaper to define than dataclasses. ``test_startup.py`` names what must not be imported
+when that first answer is written (``startup_report.py``).
 """
 
 from __future__ import annotations
 
-import os
 import sys
 from typing import Any
 
@@ -38,6 +45,7 @@ from acp_agent.model.config import providers_from
 from acp_agent.model.registry import BadModelSpec, ModelCatalog
 from acp_agent.options import Options
 from acp_agent.session.system_prompt import PromptConfig, prompt_config_from
+from acp_agent.startup_report import report_modules
 from acp_agent.transport.prelude import (
     Interrupted,
     SignalLatch,
@@ -46,11 +54,6 @@ from acp_agent.transport.prelude import (
     take_stdout,
     write_all,
 )
-
-REPORT_MODULES = "ACP_AGENT_REPORT_MODULES"
-"""Names a file where the modules imported so far are written, one per line after a ``# stage``
-line: when the first line is awaited (``awaiting_first_line``), and again just before an
-``initialize`` is answered (``initialize_answered``). For ``tests/integration/test_startup.py``."""
 
 
 class Setup(msgspec.Struct, frozen=True):
@@ -85,14 +88,14 @@ def run_server(options: Options) -> int:
         return 2
     try:
         latch = SignalLatch()
-        _report_modules("awaiting_first_line")
+        report_modules("awaiting_first_line")
         first = read_first_line(fd_in, options.max_line_bytes)
         latch.blocking = False
     except Interrupted as exc:
         return _ended_before_serving(options, "signal", signal=exc.signum)
     answered = answer_first(first.line, setup.models) if first.line is not None else None
     if answered is not None:
-        _report_modules("initialize_answered")
+        report_modules("initialize_answered")
         try:
             write_all(fd_out, answered[0])
         except OSError as exc:
@@ -124,10 +127,3 @@ def _ended_before_serving(options: Options, reason: str, **details: object) -> i
     structlog.get_logger("acp_agent.app").info("input_ended", reason=reason, **details)
     logs.shutdown()
     return 0
-
-
-def _report_modules(stage: str) -> None:
-    path = os.environ.get(REPORT_MODULES)
-    if path:
-        with open(path, "w", encoding="utf-8") as out:
-            out.write("".join([f"# {stage}\n", *(f"{name}\n" for name in sorted(sys.modules))]))

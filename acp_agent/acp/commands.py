@@ -52,7 +52,6 @@ from acp_agent.session.commands import (
     with_notes,
 )
 from acp_agent.session.errors import UnknownModel
-from acp_agent.session.review import REVIEW_SOURCE, NothingToReview, working_tree_changes
 from acp_agent.session.service import PendingPrompt, Session
 from acp_agent.tools.permissions import MODES
 
@@ -121,6 +120,10 @@ class SlashCommands:
     async def _review(
         self, session: AcpSession, invocation: Invocation
     ) -> PromptResult | PendingPrompt:
+        # Here, not at the top: only a /review runs it (and git, which costs far more), and a
+        # process's first session/new is answered without it (tests/integration/test_startup.py).
+        from acp_agent.session.review import REVIEW_SOURCE, NothingToReview, working_tree_changes
+
         try:
             changes = await anyio.to_thread.run_sync(working_tree_changes, session.header.cwd)
         except NothingToReview as exc:

@@ -30,7 +30,6 @@ connected at its first model request.
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -465,8 +464,7 @@ class AgentServer:
         return Deferred(answer())
 
 
-@dataclass(frozen=True)
-class _Setup:
+class _Setup(msgspec.Struct, frozen=True):
     """What ``session/new``, ``load``, ``resume`` and ``fork`` carry for the session besides its
     id: checked before anything is created or opened, given to the session once it is."""
 

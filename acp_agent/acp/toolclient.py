@@ -20,8 +20,8 @@ whose tool never got to (``release_all``).
 from __future__ import annotations
 
 import weakref
-from dataclasses import dataclass, field
 
+import msgspec
 import structlog
 
 from acp_agent.acp import projection
@@ -66,13 +66,12 @@ class AcpClientWriter:
         await self.conn.request("fs/write_text_file", params, _Ack)  # type: ignore[arg-type]
 
 
-@dataclass
-class TerminalLedger:
+class TerminalLedger(msgspec.Struct):
     """The terminals of one connection not yet released, each with whether its command is
     known to have ended. An entry is made when ``terminal/create`` is answered and removed when
     its release is *sent*, so no terminal is released twice."""
 
-    live: dict[tuple[str, str], bool] = field(default_factory=dict)
+    live: dict[tuple[str, str], bool] = msgspec.field(default_factory=dict)
 
     def opened(self, session_id: str, terminal_id: str) -> None:
         self.live[session_id, terminal_id] = False

@@ -8,18 +8,23 @@ tool name passes straight to ``next()`` without running.
 
 ``HookSet.admission_for(cwd)`` is the session actor's ``Admission``: the actor knows only
 ``admit(session_id, content)``, so each session gets one bound to its cwd.
+
+Every server holds a ``HookSet``, most of them an empty one: this module imports the command
+hooks (``command``, ``protocol``) and the ``[hooks]`` table's reader (``config``) only to build
+listeners from a config that has hooks (``hooks_from``), not at a process's first
+``session/new`` (``tests/integration/test_startup.py``).
 """
 
 from __future__ import annotations
 
 import os
 from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import msgspec
 
 from acp_agent.content import ContentBlock
-from acp_agent.hooks.command import CommandHook, run_prompt_hook, run_tool_hook
-from acp_agent.hooks.config import HooksConfig
 from acp_agent.hooks.decisions import (
     PostToolDecision,
     PreToolDecision,
@@ -48,11 +53,27 @@ from acp_agent.session.admission import Admission, Allow, Block
 from acp_agent.session.toolrun import ToolVerdict
 from acp_agent.tools.base import ToolOutput
 
+if TYPE_CHECKING:
+    from acp_agent.hooks.command import CommandHook
+    from acp_agent.hooks.config import HooksConfig
+
 PromptHooks = Sequence[PromptListener | Registration[PromptListener]]
 ToolHooks = Sequence[ToolListener | Registration[ToolListener]]
 
 
+def hooks_from(config: dict[str, Any], path: Path | None) -> HookSet:
+    """The hooks of the decoded config file at ``path``: none without a ``[hooks]`` table (what
+    ``config.config_from`` would find then, without importing it); ``ConfigError``."""
+    if path is None or "hooks" not in config:
+        return HookSet()
+    from acp_agent.hooks.config import config_from
+
+    return HookSet.from_config(config_from(config, path).hooks)
+
+
 def prompt_listener(hook: CommandHook) -> Registration[PromptListener]:
+    from acp_agent.hooks.command import run_prompt_hook  # with a hook only: see the top
+
     async def listener(event: PromptEvent, next_: PromptNext) -> PromptDecision:
         mine = await run_prompt_hook(hook, event)
         if isinstance(mine, PromptBlock):
@@ -69,6 +90,8 @@ def prompt_listener(hook: CommandHook) -> Registration[PromptListener]:
 
 
 def tool_listener(hook: CommandHook) -> Registration[ToolListener]:
+    from acp_agent.hooks.command import run_tool_hook  # with a hook only: see the top
+
     async def listener(event: ToolEvent, next_: ToolNext) -> ToolDecision:
         if not hook.matches(event.call.name):
             return await next_(event)

@@ -30,7 +30,6 @@ commit context before a downstream one blocks (the design note's last alternativ
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass
 from typing import Generic, TypeVar
 
 import msgspec
@@ -90,8 +89,7 @@ class HookFailure(Exception):
     """Raised by a listener to fail with a clean message (logged without a traceback)."""
 
 
-@dataclass(frozen=True)
-class Registration(Generic[L]):
+class Registration(msgspec.Struct, Generic[L], frozen=True):
     """A listener with the name used in logs and reasons, and its failure policy."""
 
     listener: L

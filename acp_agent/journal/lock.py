@@ -33,9 +33,10 @@ import os
 import struct
 import threading
 from collections import Counter
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
+
+import msgspec
 
 from acp_agent.journal.errors import JournalLocked
 from acp_agent.journal.files import FILE_MODE
@@ -165,8 +166,7 @@ def _write_pid(path: Path, session_id: str) -> None:
         os.close(fd)  # drops the flock
 
 
-@dataclass(frozen=True)
-class Holder:
+class Holder(msgspec.Struct, frozen=True):
     pid: int | None
     """The pid the holder wrote, ``None`` if it cannot be read."""
 

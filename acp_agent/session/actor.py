@@ -35,7 +35,6 @@ from __future__ import annotations
 
 import math
 from collections.abc import AsyncIterator, Callable, Coroutine
-from dataclasses import dataclass, field
 from typing import Any, assert_never
 
 import anyio
@@ -157,11 +156,10 @@ def retry_notice(retrying: Retrying) -> Notice:
     )
 
 
-@dataclass
-class _Changed:
+class _Changed(msgspec.Struct):
     """A level-triggered 'something changed' signal for quiescence waiters."""
 
-    event: anyio.Event = field(default_factory=anyio.Event)
+    event: anyio.Event = msgspec.field(default_factory=anyio.Event)
 
     def fire(self) -> None:
         self.event.set()

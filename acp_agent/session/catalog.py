@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import base64
 import os
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from enum import StrEnum
 from pathlib import Path
@@ -39,8 +38,7 @@ PAGE_SIZE = 100
 _HEADER = msgspec.json.Decoder(SessionHeader)
 
 
-@dataclass(frozen=True)
-class SessionSummary:
+class SessionSummary(msgspec.Struct, frozen=True):
     session_id: str
     cwd: str
     updated_ns: int

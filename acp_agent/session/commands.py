@@ -21,9 +21,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
 from enum import StrEnum
 from typing import Final
+
+import msgspec
 
 from acp_agent.content import ContentBlock, TextContent
 from acp_agent.session.compaction import COMMANDS as COMPACTION_COMMANDS, SlashCommand
@@ -80,8 +81,7 @@ anything: this review is read-only. Answer with a short summary, then findings o
 severity, each with the file and line it is about and a suggested fix."""
 
 
-@dataclass(frozen=True)
-class Invocation:
+class Invocation(msgspec.Struct, frozen=True):
     name: str
     rest: str
 

@@ -34,9 +34,10 @@ and the machine compacts before it opens the turn.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from enum import StrEnum
 from typing import Final
+
+import msgspec
 
 from acp_agent.content import ContentBlock, TextContent
 from acp_agent.journal.events import Entry, SourceKind, source
@@ -81,8 +82,7 @@ class CompactionProgress(StrEnum):
     CANCELLED = "cancelled"
 
 
-@dataclass(frozen=True)
-class SlashCommand:
+class SlashCommand(msgspec.Struct, frozen=True):
     name: str
     description: str
     hint: str
@@ -130,8 +130,7 @@ def keep_budget(context_window: int) -> int:
 # -- the cut ----------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class CompactionPlan:
+class CompactionPlan(msgspec.Struct, frozen=True):
     messages: list[ModelMessage]
     """What the summary replaces: the previous summary (if any), then the messages to the cut."""
     kept_from_seq: int

@@ -99,9 +99,10 @@ homes; it is one contract across layers, not a machine detail:
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Callable
 from typing import Final
+
+import msgspec
 
 from acp_agent.content import ContentBlock, TextContent
 from acp_agent.journal.events import (
@@ -163,8 +164,7 @@ from acp_agent.session.signals import (
 # -- state ----------------------------------------------------------------------------------
 
 
-@dataclasses.dataclass(frozen=True, slots=True)
-class State:
+class State(msgspec.Struct, frozen=True):
     phase: Phase = Phase.IDLE
     turn: int = 0
     step: int = 0
@@ -198,7 +198,7 @@ CANCELLED_TOOL_TEXT: Final = "cancelled: the turn was cancelled before this tool
 
 
 def _replace(state: State, **changes: object) -> State:
-    return dataclasses.replace(state, **changes)  # type: ignore[arg-type]
+    return msgspec.structs.replace(state, **changes)
 
 
 # -- building blocks ------------------------------------------------------------------------
@@ -469,8 +469,7 @@ _IDLE, _ADMITTING, _COMPACTING = Phase.IDLE, Phase.ADMITTING, Phase.COMPACTING
 _REQUESTING, _TOOLS = Phase.REQUESTING, Phase.RUNNING_TOOLS
 
 
-@dataclasses.dataclass(frozen=True, slots=True)
-class Row:
+class Row(msgspec.Struct, frozen=True):
     """One transition: its handler and every phase the handler may end in."""
 
     handler: Transition

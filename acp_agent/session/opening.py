@@ -9,9 +9,9 @@ events (``journal/recovery.py``), admitted but not yet durable (the caller commi
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
 
+import msgspec
 import structlog
 
 from acp_agent.content import JsonObject
@@ -21,7 +21,6 @@ from acp_agent.journal.files import FileFactory
 from acp_agent.journal.paths import InvalidSessionId, journal_path, session_dir, validate_session_id
 from acp_agent.journal.recovery import interrupted_turn_repair
 from acp_agent.journal.writer import JournalWriter
-from acp_agent.session import fork as forking
 from acp_agent.session.catalog import read_title
 from acp_agent.session.errors import (
     BadSessionId,
@@ -35,8 +34,7 @@ from acp_agent.session.ports import now_ms
 log = structlog.get_logger("acp_agent.sessions")
 
 
-@dataclass
-class Opened:
+class Opened(msgspec.Struct):
     """A session journal taken from disk: its writer, its history (with any repair appended,
     not yet durable) and its title."""
 
@@ -108,8 +106,13 @@ async def fork_journal(
 ) -> SessionHeader:
     """Write the child of ``parent_id`` at a stable boundary (``fork.py``; ``ForkRefused`` when
     the point is not one); open it next."""
+    # Here, not at the top: ``fork.py`` brings the journal invariant's checker (``invariant``,
+    # ``rules``), which only a fork runs; a process's first ``session/new`` or ``load`` does not
+    # import it (tests/integration/test_startup.py).
+    from acp_agent.session.fork import fork_session
+
     try:
-        return await forking.fork_session(
+        return await fork_session(
             state_dir,
             parent_id,
             at_seq=at_seq,

@@ -10,11 +10,11 @@ from __future__ import annotations
 import time
 import uuid
 from collections.abc import Callable
-from dataclasses import dataclass
 from enum import StrEnum
 from typing import Generic, Protocol, TypeVar
 
 import anyio
+import msgspec
 
 from acp_agent.journal.events import Entry, ToolCallPart
 from acp_agent.model.base import ModelProvider, Usage
@@ -57,8 +57,7 @@ class Severity(StrEnum):
     ERROR = "error"
 
 
-@dataclass(frozen=True)
-class Notice:
+class Notice(msgspec.Struct, frozen=True):
     """Live information for the user that is not history (never journaled)."""
 
     kind: NoticeKind
@@ -105,8 +104,7 @@ def new_id() -> str:
     return uuid.uuid4().hex
 
 
-@dataclass
-class SessionDeps:
+class SessionDeps(msgspec.Struct):
     """What a session needs from the outside world; tests swap any of it."""
 
     model: ModelProvider

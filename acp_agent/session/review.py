@@ -14,8 +14,9 @@ Local on purpose: ``git`` runs where the agent runs, like a local ``run_command`
 from __future__ import annotations
 
 import subprocess
-from dataclasses import dataclass
 from typing import Final
+
+import msgspec
 
 from acp_agent.content import ContentBlock, TextContent
 from acp_agent.journal.events import Source, SourceKind, source
@@ -30,8 +31,7 @@ class NothingToReview(Exception):
     """No diff to review, or none could be read; the message says which, for the user."""
 
 
-@dataclass(frozen=True)
-class Changes:
+class Changes(msgspec.Struct, frozen=True):
     status: str
     diff: str
 

@@ -20,12 +20,12 @@ Refusals are ``errors.py``'s plain exceptions; the ACP router maps them to wire 
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Coroutine, Sequence
-from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
 from typing import Any, Generic
 
 import anyio
+import msgspec
 import structlog
 from anyio.abc import TaskGroup
 
@@ -81,8 +81,7 @@ def as_blocks(content: Content) -> list[ContentBlock]:
     return [TextContent(text=content)] if isinstance(content, str) else list(content)
 
 
-@dataclass(frozen=True)
-class Injected:
+class Injected(msgspec.Struct, frozen=True):
     message_id: str
     placement: Placement
 
@@ -543,14 +542,13 @@ class Sessions(Generic[Obs]):
             closing.done.set()
 
 
-@dataclass
-class _Closing(Generic[Obs]):
+class _Closing(msgspec.Struct, Generic[Obs]):
     """A close under way: ``releasing`` once the session was quiescent and its actor stops
     (nothing may be posted to it any more); ``done`` when the close ended, either way."""
 
     session: Session[Obs]
     releasing: bool = False
-    done: anyio.Event = field(default_factory=anyio.Event)
+    done: anyio.Event = msgspec.field(default_factory=anyio.Event)
 
 
 async def _release(actor: SessionActor) -> None:

@@ -22,10 +22,10 @@ resume, fork), in a worker thread, so an edit shows at the next of those.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
+import msgspec
 import structlog
 
 log = structlog.get_logger("acp_agent.skills")
@@ -37,8 +37,7 @@ NAME: Final = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
 _QUOTED: Final = re.compile(r"""^(["'])(.*)\1$""")
 
 
-@dataclass(frozen=True)
-class Skill:
+class Skill(msgspec.Struct, frozen=True):
     name: str
     description: str
     body: str

@@ -14,8 +14,9 @@ Python API's ``Agent.open(state_dir, provider)``).
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import Generic, Protocol, TypeVar
+
+import msgspec
 
 from acp_agent.journal.events import Entry, SessionHeader, ToolCallPart
 from acp_agent.model.base import ModelProvider, Usage
@@ -58,8 +59,7 @@ class OneModel:
         return None
 
 
-@dataclass(frozen=True)
-class Wiring(Generic[Obs]):
+class Wiring(msgspec.Struct, Generic[Obs], frozen=True):
     """The parts of each session's ``SessionDeps`` that depend on the front door."""
 
     models: Models
@@ -68,7 +68,7 @@ class Wiring(Generic[Obs]):
     observer: Callable[[SessionHeader, ToolRunner], Obs]
     context_window: int = DEFAULT_CONTEXT_WINDOW
     max_steps: int = 64
-    prompt: PromptConfig = field(default_factory=PromptConfig)
+    prompt: PromptConfig = msgspec.field(default_factory=PromptConfig)
     """The instructions every session starts from (built-in, or the config file's)."""
 
     def __post_init__(self) -> None:

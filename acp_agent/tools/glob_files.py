@@ -22,7 +22,6 @@ import fnmatch
 import os
 import stat
 import threading
-from dataclasses import dataclass, field
 from pathlib import Path
 
 import anyio
@@ -122,14 +121,13 @@ def matches(segments: list[str], parts: tuple[str, ...]) -> bool:
     return bool(parts) and fnmatch.fnmatchcase(parts[0], head) and matches(rest, parts[1:])
 
 
-@dataclass
-class _Walk:
+class _Walk(msgspec.Struct):
     segments: list[str]
     top: Path
     cwd: Path
     roots: tuple[Path, ...]
-    stop: threading.Event = field(default_factory=threading.Event)
-    found: list[tuple[float, str]] = field(default_factory=list)
+    stop: threading.Event = msgspec.field(default_factory=threading.Event)
+    found: list[tuple[float, str]] = msgspec.field(default_factory=list)
     scanned: int = 0
     stopped: str | None = None
 

@@ -40,7 +40,6 @@ as the ``configOptions`` entry ``mode`` (``category: "mode"``).
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
 from enum import StrEnum
 from typing import Protocol
 
@@ -60,8 +59,7 @@ class Mode(StrEnum):
     FULL_ACCESS = "full-access"
 
 
-@dataclass(frozen=True)
-class ModeInfo:
+class ModeInfo(msgspec.Struct, frozen=True):
     id: Mode
     name: str
     description: str
@@ -160,8 +158,7 @@ class PermissionAsker(Protocol):
         ...
 
 
-@dataclass(frozen=True)
-class Decision:
+class Decision(msgspec.Struct, frozen=True):
     allowed: bool
     reason: str
     cancelled: bool = False

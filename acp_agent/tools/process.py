@@ -51,11 +51,11 @@ import os
 import signal
 import subprocess
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
 from types import TracebackType
 
 import anyio
 import anyio.abc
+import msgspec
 import structlog
 
 log = structlog.get_logger("acp_agent.tools")
@@ -77,8 +77,7 @@ LIVE_BYTES = 8 << 10
 Live = Callable[[str], Awaitable[None]]
 
 
-@dataclass(frozen=True)
-class Finished:
+class Finished(msgspec.Struct, frozen=True):
     output: str
     truncated: bool
     exit_code: int | None
@@ -89,8 +88,7 @@ class Finished:
     """The shell exited but a process outside its group held the output open (not waited for)."""
 
 
-@dataclass
-class _Watch:
+class _Watch(msgspec.Struct):
     """What ``_drain`` saw, kept when a deadline interrupts it: whether the shell had exited."""
 
     exited: bool = False

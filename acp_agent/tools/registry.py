@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from acp_agent.tools.ask_user import AskUser
 from acp_agent.tools.base import Tool
 from acp_agent.tools.edit_file import EditFile
 from acp_agent.tools.glob_files import Glob
@@ -32,4 +31,8 @@ def coding_tools(*, ask_user: bool = False) -> list[Tool]:
         WebFetch(),
         ExitPlanMode(),
     ]
-    return [*tools, AskUser()] if ask_user else tools
+    if not ask_user:
+        return tools
+    from acp_agent.tools.ask_user import AskUser  # for a client that renders forms only
+
+    return [*tools, AskUser()]

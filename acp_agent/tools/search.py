@@ -19,7 +19,6 @@ import fnmatch
 import os
 import re
 import threading
-from dataclasses import dataclass, field
 from pathlib import Path
 
 import anyio
@@ -112,16 +111,15 @@ class Search:
         return ToolOutput([TextContent(text=walk.report(args.pattern))])
 
 
-@dataclass
-class _Walk:
+class _Walk(msgspec.Struct):
     regex: re.Pattern[str]
     top: Path
     cwd: Path
     roots: tuple[Path, ...]
     glob: str | None
     max_results: int
-    stop: threading.Event = field(default_factory=threading.Event)
-    lines: list[str] = field(default_factory=list)
+    stop: threading.Event = msgspec.field(default_factory=threading.Event)
+    lines: list[str] = msgspec.field(default_factory=list)
     chars: int = 0
     files: int = 0
     stopped: str | None = None

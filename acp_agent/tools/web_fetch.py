@@ -24,7 +24,6 @@ loopback addresses are not refused: the user approves each host (the tests fetch
 from __future__ import annotations
 
 import codecs
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 from urllib.parse import urljoin, urlsplit
 
@@ -57,8 +56,7 @@ class WebFetchArgs(msgspec.Struct, frozen=True):
     url: str
 
 
-@dataclass(frozen=True)
-class _Page:
+class _Page(msgspec.Struct, frozen=True):
     url: str
     status: int
     reason: str

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.integration.support import initialize, line, new_session, request
+from tests.integration.support import initialize, line, new_session, request, write_script
 from tests.support.process import agent_command, child_env
 from tests.support.recording import RawAgent
 
@@ -88,6 +88,92 @@ async def test_initialize_is_answered_before_the_heavy_modules_are_imported(
         # and the rest of the server comes after: a session works
         created = await agent.request("session/new", {"cwd": str(workspace), "mcpServers": []})
         assert created["result"]["sessionId"]
+
+
+NOT_BEFORE_FIRST_SESSION = [
+    # a process without a [hooks] table: the command hooks and the config reader
+    # (hooks/bridge.py, hooks/__init__.py)
+    "acp_agent.hooks.command",
+    "acp_agent.hooks.protocol",
+    "acp_agent.hooks.config",
+    # the fork and the journal invariant's checker, which only a fork runs (session/opening.py)
+    "acp_agent.session.fork",
+    "acp_agent.journal.invariant",
+    "acp_agent.journal.rules",
+    # shutil (with bz2 and lzma): only a delete's sweep needs it (session/shelf.py)
+    "shutil",
+    # /review's git reader (acp/commands.py); ask_user, for a client without elicitation forms
+    # (tools/registry.py)
+    "acp_agent.session.review",
+    "acp_agent.tools.ask_user",
+    # a script model's session: no HTTP stack (model/openai/warm.py warms it up after the
+    # answer, and only for an HTTP model), no MCP SDK (connected at the first model request)
+    "httpx",
+    "httpcore",
+    "acp_agent.model.openai.provider",
+    "mcp",
+    "pydantic",
+]
+"""What a fresh process's first ``session/new`` or ``session/load`` is answered without."""
+
+
+OPENAI_NOT_BEFORE_FIRST_SESSION = [
+    # an HTTP model's session: its provider, without the request's pieces and the HTTP stack,
+    # which model/openai/warm.py imports in the background once the answer is written
+    "acp_agent.model.openai.wire",
+    "acp_agent.model.openai.sse",
+    "acp_agent.model.openai.reader",
+    "httpx",
+    "httpcore",
+]
+
+
+async def test_an_http_models_first_session_is_answered_before_its_request_pieces(
+    agent_env: dict[str, str], tmp_path: Path, workspace: Path
+) -> None:
+    # No request is made: session/new builds the provider (model/registry.py), nothing more.
+    report = tmp_path / "modules.txt"
+    env = {**report_env(agent_env, report), "OPENAI_API_KEY": "sk-test"}
+    async with RawAgent(agent_command("--model", "openai:gpt-test"), env=env) as agent:
+        await agent.request("initialize", {"protocolVersion": 1})
+        answer = await agent.request("session/new", {"cwd": str(workspace), "mcpServers": []})
+        assert "result" in answer, answer
+        stage, *names = report.read_text(encoding="utf-8").splitlines()
+        assert stage == "# session/new_answered"
+        imported = set(names)
+        assert "acp_agent.model.openai.provider" in imported  # the session has its provider
+        assert sorted(set(OPENAI_NOT_BEFORE_FIRST_SESSION) & imported) == []
+
+
+@pytest.mark.parametrize("method", ["session/new", "session/load"])
+async def test_the_first_session_is_answered_before_what_it_does_not_need(
+    agent_env: dict[str, str], tmp_path: Path, workspace: Path, method: str
+) -> None:
+    # acp_agent/startup_report.py: the modules are written when the first session/new or
+    # session/load handler returned its answer, before the connection writes it.
+    report = tmp_path / "modules.txt"
+    script = write_script(tmp_path / "script.jsonl", {"text": "noted"})
+    command = agent_command("--model", f"script:{script}")
+    params = {"cwd": str(workspace), "mcpServers": []}
+    if method == "session/load":  # a session on disk, with a turn, from another process
+        async with RawAgent(command, env=agent_env) as first:
+            await first.request("initialize", {"protocolVersion": 1})
+            session_id = (await first.request("session/new", params))["result"]["sessionId"]
+            prompt = [{"type": "text", "text": "hello"}]
+            done = await first.request(
+                "session/prompt", {"sessionId": session_id, "prompt": prompt}
+            )
+            assert done["result"]["stopReason"] == "end_turn"
+        params = {**params, "sessionId": session_id}
+    async with RawAgent(command, env=report_env(agent_env, report)) as agent:
+        await agent.request("initialize", {"protocolVersion": 1})
+        answer = await agent.request(method, params)
+        assert "result" in answer, answer
+        stage, *names = report.read_text(encoding="utf-8").splitlines()
+        assert stage == f"# {method}_answered"
+        imported = set(names)
+        assert "acp_agent.session.service" in imported  # the report is the server's
+        assert sorted(set(NOT_BEFORE_FIRST_SESSION) & imported) == []
 
 
 async def test_the_early_answer_is_the_routers_answer(agent_env: dict[str, str]) -> None:

@@ -13,11 +13,11 @@ here, not in ``transition``: the machine stays as it was.
 
 from __future__ import annotations
 
-import dataclasses
 import functools
 from collections.abc import Callable, Iterator
 from typing import Final
 
+import msgspec
 import pytest
 from hypothesis import given, settings, strategies as st
 
@@ -124,7 +124,7 @@ def names(row: m.Row) -> str:
 
 def fingerprint(state: State) -> str:
     """States equal but for the ticket and turn counters behave alike (inputs carry the ticket)."""
-    return repr(dataclasses.replace(state, ticket=0, turn=0))
+    return repr(msgspec.structs.replace(state, ticket=0, turn=0))
 
 
 def roots() -> list[State]:
