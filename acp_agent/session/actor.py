@@ -65,7 +65,6 @@ from acp_agent.model.base import (
     ContextOverflow,
     Finish,
     ModelError,
-    ModelMessage,
     ModelRequest,
     Retrying,
     StreamEvent,
@@ -74,17 +73,18 @@ from acp_agent.model.base import (
     ToolCallReady,
     Usage,
     UserTurn,
+    tokens_of,
 )
 from acp_agent.session.admission import AdditionalContext, Allow
 from acp_agent.session.catalog import title_from
 from acp_agent.session.compaction import (
     CompactionProgress,
     keep_budget,
-    nears_window,
     parse_compact,
     plan_compaction,
     summarize,
     summary_request,
+    window_neared,
 )
 from acp_agent.session.history import History
 from acp_agent.session.machine import State, TurnMachine
@@ -478,9 +478,9 @@ class SessionActor:
 
     def _nears_window(self, admitted: list[UserMessage]) -> bool:
         """Would the next request (history + the admitted messages) near the context window?"""
-        upcoming: list[ModelMessage] = self._history.messages(self.entries)
-        upcoming += [UserTurn(message.content, message.source) for message in admitted]
-        return nears_window(upcoming, self.deps.context_window)
+        upcoming = [UserTurn(message.content, message.source) for message in admitted]
+        chars = self._history.json_chars(self.entries, upcoming)  # not the history encoded again
+        return window_neared(tokens_of(chars), self.deps.context_window)
 
     async def _compact(self, ticket: int, reason: CompactionReason, instructions: str) -> None:
         scope = self._workers[ticket]

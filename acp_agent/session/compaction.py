@@ -120,7 +120,12 @@ def estimate_tokens(messages: Sequence[ModelMessage]) -> int:
 def nears_window(
     messages: Sequence[ModelMessage], context_window: int, share: float = AUTO_COMPACT_AT
 ) -> bool:
-    return estimate_tokens(messages) > share * context_window
+    return window_neared(estimate_tokens(messages), context_window, share)
+
+
+def window_neared(tokens: int, context_window: int, share: float = AUTO_COMPACT_AT) -> bool:
+    """``nears_window`` of messages whose estimate is ``tokens``."""
+    return tokens > share * context_window
 
 
 def keep_budget(context_window: int) -> int:

@@ -22,6 +22,9 @@ summaries were part of what it summarized), so their events yield nothing.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from typing import Final
+
+import msgspec
 
 from acp_agent.journal.events import (
     AssistantMessage,
@@ -72,12 +75,28 @@ def messages_of(entries: Iterable[Entry]) -> list[ModelMessage]:
     return messages
 
 
+_ENCODER: Final = msgspec.json.Encoder()
+
+
+def json_size(messages: Iterable[ModelMessage]) -> int:
+    """The JSON characters of each message, summed (a list's are these, its brackets and commas)."""
+    return sum(len(_ENCODER.encode(message)) for message in messages)
+
+
+def list_json_size(items: int, items_size: int) -> int:
+    """``len(msgspec.json.encode(a_list))`` from its length and ``json_size`` of its items."""
+    return 2 + items_size + max(items - 1, 0)
+
+
 class History:
     """``derive_messages`` of an append-only entry list, kept up to date incrementally.
 
     ``messages(entries)`` equals ``derive_messages(entries)`` for the list it was last given plus
     any entries appended since; a list that shrank or was replaced (never done by the actor) is
     derived again from scratch. Costs O(new entries) per call, plus O(n) at a compaction.
+    ``json_chars`` is the length of those messages' JSON, the size every admission checks
+    against the context window, kept the same way: each message is encoded once, when it is
+    derived, not the whole history at every prompt.
     """
 
     def __init__(self) -> None:
@@ -89,16 +108,30 @@ class History:
         self._head: list[ModelMessage] = []
         self._cut = 1
         self._verbatim: list[ModelMessage] = []
+        self._size = 0
+        """``json_size`` of the head and the verbatim messages."""
 
     def messages(self, entries: Sequence[Entry]) -> list[ModelMessage]:
+        self._catch_up(entries)
+        return self._head + self._verbatim
+
+    def json_chars(self, entries: Sequence[Entry], more: Sequence[ModelMessage] = ()) -> int:
+        """``len(msgspec.json.encode(self.messages(entries) + more))``."""
+        self._catch_up(entries)
+        count = len(self._head) + len(self._verbatim) + len(more)
+        return list_json_size(count, self._size + json_size(more))
+
+    def _catch_up(self, entries: Sequence[Entry]) -> None:
         if len(entries) < self._seen or (self._seen and entries[self._seen - 1] is not self._last):
             self._reset()
         new = entries[self._seen :]
         if any(isinstance(entry.event, Compaction) for entry in new):
             self._head, self._cut = compacted_head(entries)
             self._verbatim = messages_of(e for e in entries if e.seq >= self._cut)
+            self._size = json_size(self._head) + json_size(self._verbatim)
         else:
-            self._verbatim += messages_of(e for e in new if e.seq >= self._cut)
+            added = messages_of(e for e in new if e.seq >= self._cut)
+            self._verbatim += added
+            self._size += json_size(added)
         self._seen = len(entries)
         self._last = entries[-1] if entries else None
-        return self._head + self._verbatim

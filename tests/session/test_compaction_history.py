@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import msgspec
 from hypothesis import given, settings, strategies as st
 
 from acp_agent.content import ContentBlock, ImageContent, TextContent
@@ -257,7 +258,15 @@ def test_the_incremental_history_equals_derive_messages_at_every_request(
             entries.extend(numbered([event], first_seq=len(entries) + 1))
             if data.draw(st.booleans()):
                 assert history.messages(entries) == derive_messages(entries)
+            if data.draw(st.booleans()):  # the admission's size check, as the actor asks it
+                more = data.draw(st.sampled_from([[], [admitted], [admitted, admitted]]))
+                whole = msgspec.json.encode(derive_messages(entries) + more)
+                assert history.json_chars(entries, more) == len(whole)
     assert history.messages(entries) == derive_messages(entries)
+    assert history.json_chars(entries) == len(msgspec.json.encode(derive_messages(entries)))
+
+
+admitted = UserTurn(blocks('a prompt with "quotes", \\ and ünïcode'), source(SourceKind.USER))
 
 
 def test_a_replaced_entry_list_is_derived_again() -> None:
