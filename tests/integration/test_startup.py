@@ -117,34 +117,6 @@ NOT_BEFORE_FIRST_SESSION = [
 """What a fresh process's first ``session/new`` or ``session/load`` is answered without."""
 
 
-OPENAI_NOT_BEFORE_FIRST_SESSION = [
-    # an HTTP model's session: its provider, without the request's pieces and the HTTP stack,
-    # which model/openai/warm.py imports in the background once the answer is written
-    "acp_agent.model.openai.wire",
-    "acp_agent.model.openai.sse",
-    "acp_agent.model.openai.reader",
-    "httpx",
-    "httpcore",
-]
-
-
-async def test_an_http_models_first_session_is_answered_before_its_request_pieces(
-    agent_env: dict[str, str], tmp_path: Path, workspace: Path
-) -> None:
-    # No request is made: session/new builds the provider (model/registry.py), nothing more.
-    report = tmp_path / "modules.txt"
-    env = {**report_env(agent_env, report), "OPENAI_API_KEY": "sk-test"}
-    async with RawAgent(agent_command("--model", "openai:gpt-test"), env=env) as agent:
-        await agent.request("initialize", {"protocolVersion": 1})
-        answer = await agent.request("session/new", {"cwd": str(workspace), "mcpServers": []})
-        assert "result" in answer, answer
-        stage, *names = report.read_text(encoding="utf-8").splitlines()
-        assert stage == "# session/new_answered"
-        imported = set(names)
-        assert "acp_agent.model.openai.provider" in imported  # the session has its provider
-        assert sorted(set(OPENAI_NOT_BEFORE_FIRST_SESSION) & imported) == []
-
-
 @pytest.mark.parametrize("method", ["session/new", "session/load"])
 async def test_the_first_session_is_answered_before_what_it_does_not_need(
     agent_env: dict[str, str], tmp_path: Path, workspace: Path, method: str

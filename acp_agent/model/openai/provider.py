@@ -5,10 +5,7 @@ Theory of operation
 ``stream`` POSTs ``<base_url>/chat/completions`` with ``stream: true`` and turns the SSE body
 into ``StreamEvent``s as bytes arrive (``sse.py`` → ``reader.py``). The HTTP stack is httpx,
 imported at the first request, never at startup: ``initialize`` must not pay for it (httpx
-about 70-90 ms to import here, the ``openai`` SDK 0.6-0.9 s; see ``docs/providers.md``). So are
-the request's own pieces (``wire``, ``sse``, ``reader``: ~4 ms), which a session gets with its
-provider: its ``session/new`` is answered without them, and ``warm.py`` imports them (and
-httpx) in the background right after.
+about 70-90 ms to import here, the ``openai`` SDK 0.6-0.9 s; see ``docs/providers.md``).
 
 Retries: a request that fails *before anything was yielded* is retried up to
 ``RetryPolicy.max_retries`` times — on HTTP 408/409/429/5xx, on connection errors and
@@ -61,19 +58,24 @@ from acp_agent.model.base import (
     StreamEvent,
     Usage,
 )
+from acp_agent.model.openai.reader import ChatStreamReader, IncompleteStream
 from acp_agent.model.openai.settings import (
     DEFAULT_CONTEXT_WINDOW,
     Endpoint,
     ModelSettings,
     RetryPolicy,
 )
+from acp_agent.model.openai.sse import SseEvent, SseParser
 from acp_agent.model.openai.warm import ssl_context
+from acp_agent.model.openai.wire import (
+    ERROR_DOCUMENT,
+    encode_body,
+    encode_parts,
+    error_text,
+)
 
 if TYPE_CHECKING:
     import httpx
-
-    from acp_agent.model.openai.reader import ChatStreamReader
-    from acp_agent.model.openai.sse import SseEvent
 
 log = structlog.get_logger("acp_agent.model")
 
@@ -139,9 +141,6 @@ class OpenAICompatible:
     async def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
         import httpx
 
-        from acp_agent.model.openai.reader import ChatStreamReader, IncompleteStream
-        from acp_agent.model.openai.sse import SseParser
-
         if self.endpoint.missing_key:
             raise ModelError(f"{self.name}: no API key: set {self.endpoint.api_key_env}")
         body = self._body(request)
@@ -191,8 +190,6 @@ class OpenAICompatible:
 
     def _body(self, request: ModelRequest) -> bytes:
         """The encoded body with its output bound; ``ContextOverflow`` when nothing is left."""
-        from acp_agent.model.openai.wire import encode_body, encode_parts
-
         options = self.settings.wire
         parts = encode_parts(request, options)
         estimate = parts.estimated_tokens
@@ -290,16 +287,12 @@ class OpenAICompatible:
         raise ModelError(self._scrub(f"{self.name}: {reason}"))
 
     def _reason(self, exc: Exception) -> str:
-        from acp_agent.model.openai.reader import IncompleteStream
-
         if isinstance(exc, _Retryable | IncompleteStream):
             return self._scrub(str(exc))
         text = str(exc) or "no detail"
         return self._scrub(f"{type(exc).__name__}: {text}")
 
     def _failure(self, exc: Exception, reason: str, attempt: int, mid_answer: bool) -> ModelError:
-        from acp_agent.model.openai.reader import IncompleteStream
-
         if isinstance(exc, IncompleteStream):
             return ModelError(reason)
         if mid_answer:
@@ -327,8 +320,6 @@ def _stream_failure(text: str) -> ModelError:
 def _retryable(exc: Exception) -> bool:
     import httpx
 
-    from acp_agent.model.openai.reader import IncompleteStream
-
     if isinstance(exc, _Retryable | IncompleteStream):
         return True
     return isinstance(exc, httpx.TimeoutException | httpx.NetworkError | httpx.RemoteProtocolError)
@@ -344,8 +335,6 @@ async def _read_capped(response: httpx.Response) -> bytes:
 
 
 def _error_message(body: bytes) -> str:
-    from acp_agent.model.openai.wire import ERROR_DOCUMENT, error_text
-
     try:
         document = ERROR_DOCUMENT.decode(body)
     except msgspec.DecodeError:

@@ -4,10 +4,9 @@
 transport, about 55 ms) and the TLS context every ``httpx.AsyncClient`` builds from
 certifi's bundle (25-80 ms) are most of a fresh process's time to its first token, and
 ``initialize`` must not pay for them (the provider imports httpx at its first request). So once
-a session exists — ``session/new`` or ``load`` answered — ``warm_up`` imports the provider's
-request pieces (``MODULES``) and httpx and, for an ``https://`` endpoint, builds the one TLS
-context (``ssl_context``) on a daemon thread; a client built with it costs well under a
-millisecond. The import lock makes this safe: a request that
+a session exists — ``session/new`` or ``load`` answered — ``warm_up`` imports httpx and, for an
+``https://`` endpoint, builds the one TLS context (``ssl_context``) on a daemon thread; a client
+built with it costs well under a millisecond. The import lock makes this safe: a request that
 comes first waits for the same import instead of starting another, and ``ssl_context`` builds
 the context at most once; a process that exits first does not wait for the thread.
 
@@ -30,16 +29,8 @@ import structlog
 
 log = structlog.get_logger(__name__)
 
-MODULES = (
-    "acp_agent.model.openai.wire",
-    "acp_agent.model.openai.sse",
-    "acp_agent.model.openai.reader",
-    "httpx",
-    "httpcore",
-)
-"""The provider's request pieces, which it imports at its first request (``provider.py``: a
-session is answered without them); then httpx, which imports httpcore (and h11) only when its
-first transport is built, about 55 ms more."""
+MODULES = ("httpx", "httpcore")
+"""httpx imports httpcore (and h11) only when its first transport is built, about 55 ms more."""
 _started = threading.Event()
 _context_lock = threading.Lock()
 _context: ssl.SSLContext | None = None
