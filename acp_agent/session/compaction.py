@@ -25,7 +25,7 @@ is the summary; an empty answer is a failure.
 *When*: ``/compact [instructions]`` — a prompt whose whole text is the command — queues like any
 prompt and skips admission (``parse_compact``). Automatically, when a prompt has been admitted
 and the derived history plus that prompt is estimated (JSON characters / 4) above
-``AUTO_COMPACT_AT`` of the context window: the admission worker measures it (``nears_window``)
+``AUTO_COMPACT_AT`` of the context window: the admission worker measures it (``window_neared``)
 and the machine compacts before it opens the turn.
 
 ``api.compact_session`` compacts a session on disk with no server (for a CLI).
@@ -117,14 +117,9 @@ def estimate_tokens(messages: Sequence[ModelMessage]) -> int:
     return estimate(messages)
 
 
-def nears_window(
-    messages: Sequence[ModelMessage], context_window: int, share: float = AUTO_COMPACT_AT
-) -> bool:
-    return window_neared(estimate_tokens(messages), context_window, share)
-
-
 def window_neared(tokens: int, context_window: int, share: float = AUTO_COMPACT_AT) -> bool:
-    """``nears_window`` of messages whose estimate is ``tokens``."""
+    """Do messages whose estimate is ``tokens`` near the context window? (The actor takes the
+    history's estimate from ``History.json_chars``, not by encoding it again.)"""
     return tokens > share * context_window
 
 

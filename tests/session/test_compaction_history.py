@@ -19,10 +19,10 @@ from acp_agent.model.base import AssistantTurn, ModelMessage, UserTurn
 from acp_agent.session.compaction import (
     CompactionPlan,
     estimate_tokens,
-    nears_window,
     parse_compact,
     plan_compaction,
     summary_request,
+    window_neared,
 )
 from acp_agent.session.history import History, derive_messages, messages_of
 from tests.journal.builders import blocks, numbered, simple_turn, tool_turn, user
@@ -227,8 +227,8 @@ def test_size_estimate_is_json_characters_over_four() -> None:
     messages: list[ModelMessage] = [UserTurn(blocks("x" * 400), source(SourceKind.USER))]
     tokens = estimate_tokens(messages)
     assert 100 < tokens < 130
-    assert nears_window(messages, context_window=tokens)  # 100% > 80%
-    assert not nears_window(messages, context_window=2 * tokens)
+    assert window_neared(estimate_tokens(messages), context_window=tokens)  # 100% > 80%
+    assert not window_neared(estimate_tokens(messages), context_window=2 * tokens)
 
 
 # -- History: the incremental derivation -----------------------------------------------------------
