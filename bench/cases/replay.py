@@ -91,9 +91,10 @@ async def run(lab: Lab, sizes: Sizes) -> list[Figure]:
                 kept: list[Json] = frames,
                 loaded: list[int] = expect,
             ) -> None:
-                """The frames of the first load (the warm-up), as the client decoded them."""
-                params = frame["params"] if isinstance(frame, dict) else None
-                if loaded or not isinstance(params, dict) or params["sessionId"] != sid:
+                """The frames of the first load (the warm-up), as the client decoded them (only
+                ``session/update`` frames reach ``on_update``, checked by ``WireClient``)."""
+                params = frame["params"]
+                if loaded or params["sessionId"] != sid:
                     return
                 if params["update"]["sessionUpdate"] not in AFTER_ANSWER:
                     kept.append(frame)
