@@ -102,12 +102,14 @@ class Lab:
         return self.root / f"{name}.stderr.log"
 
 
-def ours_command(script: Path | None = None, *extra: str, name: str = "agent") -> list[str]:
+def ours_command(
+    script: Path | None = None, *extra: str, name: str = "agent", python: Path | None = None
+) -> list[str]:
     model = ["--model", f"script:{script}"] if script is not None else []
     runner = ["-m"]
     if PROFILE_DIR is not None:
         runner = ["-m", "cProfile", "-o", str(PROFILE_DIR / f"{name}-{next(_profiles)}.prof"), "-m"]
-    return [sys.executable, *runner, "acp_agent", *model, *extra]
+    return [str(python or sys.executable), *runner, "acp_agent", *model, *extra]
 
 
 async def start_ours(
@@ -117,12 +119,14 @@ async def start_ours(
     *extra: str,
     argv: list[str] | None = None,
     env: dict[str, str] | None = None,
+    cwd: Path | None = None,
 ) -> WireClient:
     """Our agent with its own state dir under the lab (and its stderr in the lab)."""
     return await WireClient.spawn(
         argv or ours_command(script, *extra, name=name),
         env={"ACP_AGENT_STATE_DIR": str(lab.state_dir(name)), **(env or {})},
         stderr=lab.stderr(name),
+        cwd=cwd,
     )
 
 
