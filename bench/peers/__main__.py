@@ -24,8 +24,9 @@ import time
 from pathlib import Path
 from typing import Any
 
+from bench.installed import check, installed_python
 from bench.peers import report
-from bench.peers.agents import AGENTS, Agent, own_floor
+from bench.peers.agents import AGENTS, OURS, OURS_HOME, Agent, own_floor
 from bench.peers.fake_model import FakeModel, fake_model
 from bench.peers.request import analyze
 from bench.peers.run import Life, Load, floor, life, load
@@ -152,6 +153,8 @@ async def measure(root: Path, agents: list[Agent], rounds: int, warmup: int) -> 
     workspace.mkdir(parents=True)
     note = workspace / "note.txt"
     note.write_text("The note says: the answer is 42.\n", encoding="utf-8")
+    if any(agent.key == OURS for agent in agents):
+        check(installed_python(OURS_HOME), workspace)
     async with fake_model(str(note)) as model:
         runner = Runner(root, model, agents)
         await runner.rounds(rounds, warmup)

@@ -7,7 +7,9 @@ only spawns it). Each gets a home of its own under the run's scratch directory (
 agent's own home variable), so a user's configuration changes nothing, and a config file that
 points it at the fake model's ``/<agent>/v1`` with a dummy key:
 
-- acp-agent: ``--model openai:gpt-test``, ``OPENAI_BASE_URL``, an empty ``--config``.
+- acp-agent: ``--model openai:gpt-test``, ``OPENAI_BASE_URL``, an empty ``--config``; run as a
+  user's install has it, from a venv where it is a plain package (``bench/installed.py``, made
+  under ``.cache/peers/acp-agent``), not from the development venv's editable install.
 - fast-agent: ``fast-agent-acp -x`` (its ACP stdio server with the local shell tool), the
   ``generic`` (OpenAI-compatible Chat Completions) provider in ``fastagent.config.yaml``.
 - kimi-cli: ``kimi acp``, ``KIMI_SHARE_DIR/config.toml`` with an ``openai_legacy`` (Chat
@@ -31,6 +33,10 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
 PEERS_DIR = REPO / ".cache" / "peers"
+
+OURS_HOME = PEERS_DIR / "acp-agent"
+"""Where ``bench/installed.py`` makes the venv ours runs from (``ours_python``)."""
+OURS_PYTHON = OURS_HOME / "installed-venv" / "bin" / "python"
 
 FAST_AGENT_VERSION = "0.10.48"
 KIMI_CLI_VERSION = "1.51.0"
@@ -64,7 +70,7 @@ class Agent:
 def _ours(home: Path, base_url: str) -> Launch:
     empty = home / "empty-config.toml"
     empty.touch()
-    argv = [sys.executable, "-m", "acp_agent", "--model", "openai:gpt-test"]
+    argv = [str(OURS_PYTHON), "-m", "acp_agent", "--model", "openai:gpt-test"]
     argv += ["--state-dir", str(home / "state"), "--config", str(empty)]
     return Launch(argv, {"OPENAI_BASE_URL": base_url, "OPENAI_API_KEY": "bench"})
 
@@ -153,7 +159,7 @@ OURS = "acp-agent"
 AGENTS: dict[str, Agent] = {
     agent.key: agent
     for agent in (
-        Agent(OURS, "acp-agent (ours)", _ours, [sys.executable]),
+        Agent(OURS, "acp-agent (ours)", _ours, [str(OURS_PYTHON)]),
         Agent(
             "fast-agent",
             f"fast-agent-mcp {FAST_AGENT_VERSION} `-x`",
