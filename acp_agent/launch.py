@@ -89,6 +89,8 @@ def checked_setup(options: Options) -> Setup:
 
 
 def run_server(options: Options) -> int:
+    latch = SignalLatch()  # from here on SIGTERM and SIGINT end the process with 0
+    latch.blocking = False  # kept while the config is checked, not raised inside it
     fd_out = take_stdout()
     fd_in = take_stdin()
     try:
@@ -97,7 +99,9 @@ def run_server(options: Options) -> int:
         print(f"acp-agent: {exc}", file=sys.stderr)
         return 2
     try:
-        latch = SignalLatch()
+        latch.blocking = True  # then the read: one that comes now interrupts it
+        if latch.caught:
+            raise Interrupted(latch.caught[0])
         report_modules("awaiting_first_line")
         first = read_first_line(fd_in, options.max_line_bytes)
         latch.blocking = False

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import itertools
 import signal
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -147,15 +147,22 @@ class Hub:
 
     # -- the process's ending -----------------------------------------------------------------
 
-    async def watch_signals(self, tg: TaskGroup) -> None:
+    async def watch_signals(self, tg: TaskGroup, caught: Sequence[int] = ()) -> None:
+        """``caught``: signals that came before the receiver was installed (``run.py``'s
+        ``SignalLatch``, whose handlers the receiver replaces), taken first."""
         with anyio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
+            for signum in caught:
+                self._take_signal(tg, signum)
             async for signum in signals:
-                if self.stopping:
-                    log.warning("second_signal_exit", signal=signum)
-                    exit_now(128 + signum)
-                log.info("signal_received", signal=signum, connections=len(self.live))
-                self.signal()
-                tg.start_soon(self._deadline)
+                self._take_signal(tg, signum)
+
+    def _take_signal(self, tg: TaskGroup, signum: int) -> None:
+        if self.stopping:
+            log.warning("second_signal_exit", signal=signum)
+            exit_now(128 + signum)
+        log.info("signal_received", signal=signum, connections=len(self.live))
+        self.signal()
+        tg.start_soon(self._deadline)
 
     def signal(self) -> None:
         self.stopping = True

@@ -18,11 +18,14 @@ from acp_agent.model.registry import BadModelSpec, ModelCatalog
 from acp_agent.options import Options
 from acp_agent.remote.options import ListenError, listen_from
 from acp_agent.session.system_prompt import prompt_config_from
+from acp_agent.transport.prelude import SignalLatch
 
 log = structlog.get_logger("acp_agent.remote")
 
 
 def run_listen(options: Options, args: argparse.Namespace) -> int:
+    latch = SignalLatch()  # from here on a SIGTERM or SIGINT ends the process with 0 (§10)
+    latch.blocking = False  # nothing blocks here: kept for the hub, which takes them first
     try:
         listen = listen_from(args)
     except ListenError as exc:
@@ -51,7 +54,7 @@ def run_listen(options: Options, args: argparse.Namespace) -> int:
         return 2
     log.info("server_starting", model=models.default, state_dir=str(options.state_dir))
     hub = Hub(options, models, hooks, prompt)
-    code = anyio.run(listen_and_serve, hub, listen, sock)
+    code = anyio.run(listen_and_serve, hub, listen, sock, latch.caught)
     log.info("server_stopped", exit_code=code)
     exit_past_stuck_threads(code)
     logs.shutdown()

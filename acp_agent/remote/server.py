@@ -23,7 +23,7 @@ import contextlib
 import os
 import socket
 import sys
-from collections.abc import Generator
+from collections.abc import Generator, Sequence
 from typing import Any
 
 import anyio
@@ -119,8 +119,11 @@ def bind(listen: Listen) -> socket.socket:
         raise ListenError(f"cannot listen on {listen.url()}: {exc.strerror or exc}") from None
 
 
-async def listen_and_serve(hub: Hub, listen: Listen, sock: socket.socket) -> int:
-    """Accept connections until a signal and the end of every connection; the exit status."""
+async def listen_and_serve(
+    hub: Hub, listen: Listen, sock: socket.socket, caught: Sequence[int] = ()
+) -> int:
+    """Accept connections until a signal and the end of every connection; the exit status.
+    ``caught``: the signals that came before the loop ran (``run.py``'s latch)."""
     async with anyio.create_task_group() as tg:
         streamable = Streamable(hub, tg)
         app = App(hub, listen, streamable)
@@ -133,7 +136,7 @@ async def listen_and_serve(hub: Hub, listen: Listen, sock: socket.socket) -> int
             finally:
                 stopped.set()
 
-        tg.start_soon(hub.watch_signals, tg)
+        tg.start_soon(hub.watch_signals, tg, caught)
         tg.start_soon(run)
         hub.on_signal(lambda: _stop_accepting(server))
         url = listen.url(sock.getsockname()[1])
@@ -158,5 +161,7 @@ def announce(line: str) -> None:
 
 
 def _stop_accepting(server: uvicorn.Server) -> None:
-    for listener in server.servers:
+    # uvicorn sets ``servers`` at its startup: a signal taken before it (one that came while the
+    # process was starting) has nothing to close yet, and ``hub.ended`` then stops uvicorn
+    for listener in getattr(server, "servers", ()):
         listener.close()

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import signal
 import time
 from pathlib import Path
@@ -264,6 +265,33 @@ async def test_a_signal_right_after_the_early_answer_exits_0(
         agent.process.send_signal(signum)
         code = await asyncio.wait_for(agent.process.wait(), 10)
     assert code == 0
+
+
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "SIGINT"])
+async def test_a_signal_while_the_config_is_read_exits_0(
+    agent_env: dict[str, str], tmp_path: Path, signum: int
+) -> None:
+    # The config file is a FIFO, so the agent is held in its config check (launch.py reads the
+    # file before any input) until the test writes it: the signal comes while it is read. The
+    # latch keeps it (once, the process died of it) and the process ends as it would waiting
+    # for input: exit 0, nothing on stdout, only input_ended logged.
+    config = tmp_path / "config.fifo"
+    os.mkfifo(config)
+    process = await asyncio.create_subprocess_exec(
+        *agent_command("--config", str(config)),
+        stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+        env=child_env(agent_env),
+    )
+    assert process.stdout is not None and process.stderr is not None
+    writer = await asyncio.to_thread(os.open, config, os.O_WRONLY)  # the agent opened it too
+    process.send_signal(signum)  # while it reads: it cannot have read to the end yet
+    os.close(writer)
+    code = await asyncio.wait_for(process.wait(), 10)
+    assert (code, await process.stdout.read()) == (0, b"")
+    events = [json.loads(raw)["event"] for raw in (await process.stderr.read()).splitlines()]
+    assert events == ["input_ended"]
 
 
 async def test_a_bad_config_exits_2_before_reading_input(
