@@ -185,8 +185,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         return run_doctor(args, options)
     if args.listen:
-        with collector_paused():  # lean_imports.py
-            from acp_agent.remote.run import run_listen
+        from acp_agent.remote.run import run_listen
 
         return run_listen(options, args)
     with collector_paused():  # lean_imports.py

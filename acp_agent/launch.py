@@ -17,8 +17,7 @@ several times the interpreter's own start-up, and none of it is needed for that 
    in step 1 first, and knows what the first ``initialize`` negotiated. A first line that is
    anything else is left to the connection untouched, and answered there as it always was.
 
-Both steps import with the cyclic garbage collector paused (``lean_imports.collector_paused``,
-``server_import``):
+Both steps import with the cyclic garbage collector paused (``lean_imports.collector_paused``):
 an import makes thousands of objects that live as long as the process, and the collections they
 would set off only walk them again and again (about 13% of step 2's import, 11% of step 1, in
 one process). Once step 2's import is done, ``gc.freeze()`` moves everything the imports made
@@ -43,6 +42,7 @@ when that first answer is written (``startup_report.py``).
 
 from __future__ import annotations
 
+import gc
 import sys
 from typing import Any
 
@@ -50,7 +50,7 @@ import msgspec
 
 from acp_agent.acp.handshake import answer_first
 from acp_agent.config_file import ConfigError, read_config_file
-from acp_agent.lean_imports import server_import
+from acp_agent.lean_imports import collector_paused
 from acp_agent.model.config import providers_from
 from acp_agent.model.registry import BadModelSpec, ModelCatalog
 from acp_agent.options import Options
@@ -114,8 +114,9 @@ def run_server(options: Options) -> int:
             write_all(fd_out, answered[0])
         except OSError as exc:
             return _ended_before_serving(options, "wire_closed", error=str(exc))
-    with server_import():  # lean_imports.py: the collector paused, then what it made frozen
+    with collector_paused():  # lean_imports.py
         from acp_agent.app import serve_process
+    gc.freeze()  # what the imports made lives as long as the process: no collection walks it
 
     initialized = answered[1] if answered is not None else None
     prefix = first.handed_on(answered is not None)

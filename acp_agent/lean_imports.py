@@ -32,9 +32,9 @@ httpx first keeps what it has).
 And one thing imports cost whatever they are: **the cyclic garbage collector runs during them.**
 An import allocates thousands of objects (functions, classes, their dicts) that live as long as
 the process, and each 700 allocations start a collection that walks them. ``collector_paused``
-turns it off around the start-up's imports (msgspec's here; ``cli.main`` uses it for the
-launcher's, ``server_import`` for the server's, which then freezes what they made) and the
-journal's bulk decode (``journal/reader.py``), where almost every object made is kept as well.
+turns it off around the start-up's imports (msgspec's here; ``cli.main`` and ``launch.py`` use
+it for theirs) and the journal's bulk decode (``journal/reader.py``), where almost every object
+made is kept as well.
 """
 
 from __future__ import annotations
@@ -61,15 +61,6 @@ def collector_paused() -> Iterator[None]:
     finally:
         if was_enabled:
             gc.enable()
-
-
-@contextmanager
-def server_import() -> Iterator[None]:
-    """The server's own import (``launch.py``, ``remote/run.py``): with the collector paused,
-    and what it made frozen afterwards (``gc.freeze``), out of every later collection."""
-    with collector_paused():
-        yield
-    gc.freeze()
 
 
 def apply() -> None:

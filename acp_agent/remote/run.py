@@ -13,7 +13,6 @@ from acp_agent.app import exit_past_stuck_threads
 from acp_agent.config_file import ConfigError, read_config_file
 from acp_agent.hooks.bridge import HookSet
 from acp_agent.hooks.config import config_from
-from acp_agent.lean_imports import server_import
 from acp_agent.model.config import providers_from
 from acp_agent.model.registry import BadModelSpec, ModelCatalog
 from acp_agent.options import Options
@@ -34,9 +33,8 @@ def run_listen(options: Options, args: argparse.Namespace) -> int:
         return 2
     logs.configure(options.log_level, options.log_file)
     try:
-        with server_import():  # lean_imports.py, as launch.py imports the stdio server
-            from acp_agent.remote.hub import Hub
-            from acp_agent.remote.server import bind, listen_and_serve
+        from acp_agent.remote.hub import Hub
+        from acp_agent.remote.server import bind, listen_and_serve
     except ImportError as exc:
         print(
             f"acp-agent: --listen needs the remote extra ({exc.name} is missing): "
