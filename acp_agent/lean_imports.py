@@ -32,9 +32,9 @@ httpx first keeps what it has).
 And one thing imports cost whatever they are: **the cyclic garbage collector runs during them.**
 An import allocates thousands of objects (functions, classes, their dicts) that live as long as
 the process, and each 700 allocations start a collection that walks them. ``collector_paused``
-turns it off around the start-up's imports (msgspec's here; ``cli.main`` and ``launch.py`` use
-it for theirs) and the journal's bulk decode (``journal/reader.py``), where almost every object
-made is kept as well.
+turns it off around msgspec's import here and the launcher's (``cli.main``; the numbers are in
+``launch.py``), and around the journal's bulk decode (``journal/reader.py``), where almost every
+object made is kept as well.
 """
 
 from __future__ import annotations
