@@ -34,7 +34,7 @@ import signal
 import sys
 import threading
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import partial
@@ -67,6 +67,7 @@ from acp_agent.tools.process import kill_all as kill_commands
 from acp_agent.tools.registry import coding_tools
 from acp_agent.transport.connection import Connection, ServeEnd
 from acp_agent.transport.framing import ByteSink, ByteSource
+from acp_agent.transport.prelude import EarlySignals, no_early_signals
 from acp_agent.transport.stdio import FdSink, FdSource
 
 log = structlog.get_logger("acp_agent.app")
@@ -136,10 +137,11 @@ def acp_wiring(
     return Wiring(models, tools, admission, client.observer, context_window, prompt=instructions)
 
 
-async def _watch_signals(stop: Shutdown, caught: Sequence[int] = ()) -> None:
-    """``caught``: signals that came before the receiver was installed (``transport.prelude``)."""
+async def _watch_signals(stop: Shutdown, early: EarlySignals = no_early_signals) -> None:
+    """``early()``: the signals that came before the receiver was installed, taken once it is
+    (``transport.prelude``)."""
     with anyio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
-        for signum in caught:
+        for signum in early():
             _on_signal(stop, signum)
         async for signum in signals:
             _on_signal(stop, signum)
@@ -238,17 +240,17 @@ async def serve_connection(
     prompt: PromptConfig | None = None,
     signals: bool = True,
     initialized: InitializeParams | None = None,
-    caught: Sequence[int] = (),
+    early: EarlySignals = no_early_signals,
 ) -> int:
     """Serve one connection; ``signals=False`` for an in-process server (tests). Built in one
     direction: connection, then sessions, then the router the connection serves.
     ``initialized``: the params of an ``initialize`` answered before the connection (``launch``);
-    ``caught``: signals that came before the loop ran."""
+    ``early``: the signals that came before the loop ran (``transport.prelude``)."""
     stop = Shutdown()
     conn = Connection(source, sink, max_line_bytes=options.max_line_bytes)
     async with anyio.create_task_group() as guard:  # outlives all it guards, stuck or not
         if signals:
-            guard.start_soon(_watch_signals, stop, caught)
+            guard.start_soon(_watch_signals, stop, early)
         async with conn:
             deadline = guard if signals else None
             await _serve_sessions(conn, options, models, hooks, prompt, stop, deadline, initialized)
@@ -323,16 +325,16 @@ def serve_process(
     fd_out: int,
     prefix: bytes = b"",
     initialized: InitializeParams | None = None,
-    caught: Sequence[int] = (),
+    early: EarlySignals = no_early_signals,
 ) -> int:
     """The server on the process's wire. ``launch.run_server`` checked the decoded ``config``
     (and built ``models`` and ``prompt`` from it) and may have answered a first ``initialize``,
-    negotiating ``initialized``; ``prefix``: the input bytes it read, ``caught``: the signals
+    negotiating ``initialized``; ``prefix``: the input bytes it read, ``early``: the signals
     that came meanwhile."""
     logs.configure(options.log_level, options.log_file)
     hooks = hooks_from(config, options.config)
     log.info("server_starting", model=models.default, state_dir=str(options.state_dir))
-    serve = partial(serve_connection, prompt=prompt, initialized=initialized, caught=caught)
+    serve = partial(serve_connection, prompt=prompt, initialized=initialized, early=early)
     source, sink = FdSource(fd_in, prefix=prefix), FdSink(fd_out)
     code = anyio.run(serve, options, models, hooks, source, sink)
     log.info("server_stopped", exit_code=code)

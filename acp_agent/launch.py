@@ -100,8 +100,8 @@ def run_server(options: Options) -> int:
         return 2
     try:
         latch.blocking = True  # then the read: one that comes now interrupts it
-        if latch.caught:
-            raise Interrupted(latch.caught[0])
+        if early := latch.take():
+            raise Interrupted(early[0])
         report_modules("awaiting_first_line")
         first = read_first_line(fd_in, options.max_line_bytes)
         latch.blocking = False
@@ -127,7 +127,7 @@ def run_server(options: Options) -> int:
         fd_out,
         prefix,
         initialized,
-        latch.caught,
+        latch.take,
     )
 
 

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import itertools
 import signal
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -53,6 +53,7 @@ from acp_agent.remote.claims import Claims, ConnectionSessions, Holder
 from acp_agent.session.system_prompt import PromptConfig
 from acp_agent.transport.connection import Connection
 from acp_agent.transport.framing import ByteSink, ByteSource
+from acp_agent.transport.prelude import EarlySignals, no_early_signals
 
 log = structlog.get_logger("acp_agent.remote")
 
@@ -147,11 +148,11 @@ class Hub:
 
     # -- the process's ending -----------------------------------------------------------------
 
-    async def watch_signals(self, tg: TaskGroup, caught: Sequence[int] = ()) -> None:
-        """``caught``: signals that came before the receiver was installed (``run.py``'s
-        ``SignalLatch``, whose handlers the receiver replaces), taken first."""
+    async def watch_signals(self, tg: TaskGroup, early: EarlySignals = no_early_signals) -> None:
+        """``early()``: the signals that came before the receiver was installed (``run.py``'s
+        ``SignalLatch``, whose handlers the receiver replaces), taken once it is."""
         with anyio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
-            for signum in caught:
+            for signum in early():
                 self._take_signal(tg, signum)
             async for signum in signals:
                 self._take_signal(tg, signum)

@@ -54,7 +54,7 @@ def run_listen(options: Options, args: argparse.Namespace) -> int:
         return 2
     log.info("server_starting", model=models.default, state_dir=str(options.state_dir))
     hub = Hub(options, models, hooks, prompt)
-    code = anyio.run(listen_and_serve, hub, listen, sock, latch.caught)
+    code = anyio.run(listen_and_serve, hub, listen, sock, latch.take)
     log.info("server_stopped", exit_code=code)
     exit_past_stuck_threads(code)
     logs.shutdown()

@@ -23,7 +23,7 @@ import contextlib
 import os
 import socket
 import sys
-from collections.abc import Generator, Sequence
+from collections.abc import Generator
 from typing import Any
 
 import anyio
@@ -36,6 +36,7 @@ from acp_agent.remote.hub import Hub
 from acp_agent.remote.options import Listen, ListenError
 from acp_agent.remote.streamable import Receive, Scope, Send, Streamable, respond
 from acp_agent.remote.websocket import serve_websocket
+from acp_agent.transport.prelude import EarlySignals, no_early_signals
 
 log = structlog.get_logger("acp_agent.remote")
 
@@ -120,10 +121,10 @@ def bind(listen: Listen) -> socket.socket:
 
 
 async def listen_and_serve(
-    hub: Hub, listen: Listen, sock: socket.socket, caught: Sequence[int] = ()
+    hub: Hub, listen: Listen, sock: socket.socket, early: EarlySignals = no_early_signals
 ) -> int:
     """Accept connections until a signal and the end of every connection; the exit status.
-    ``caught``: the signals that came before the loop ran (``run.py``'s latch)."""
+    ``early``: the signals that came before the loop ran (``run.py``'s latch)."""
     async with anyio.create_task_group() as tg:
         streamable = Streamable(hub, tg)
         app = App(hub, listen, streamable)
@@ -136,7 +137,7 @@ async def listen_and_serve(
             finally:
                 stopped.set()
 
-        tg.start_soon(hub.watch_signals, tg, caught)
+        tg.start_soon(hub.watch_signals, tg, early)
         tg.start_soon(run)
         hub.on_signal(lambda: _stop_accepting(server))
         url = listen.url(sock.getsockname()[1])

@@ -17,13 +17,23 @@ of input or on a read error, ``line`` is ``None`` and every byte read is handed 
 the connection then reads exactly the input it always read.
 
 Signals: while the main thread blocks there, SIGTERM and SIGINT end the wait (``Interrupted``;
-nothing is open yet, the process exits 0 as docs/contract.md §1 asks). Once the first line is
-read, until the event loop installs its own receiver, they are kept (``SignalLatch.caught``)
-and handled as soon as it does (``app.py``), so a signal sent right after ``initialize`` was
-answered still ends the process as one sent later would.
+nothing is open yet, the process exits 0 as docs/contract.md §1 asks). Before and after it,
+until the event loop installs its own receiver, they are kept (``SignalLatch.take``) and
+handled as soon as it does (``app.py``, ``remote/hub.py``), so a signal sent while the config
+is read, or right after ``initialize`` was answered, still ends the process as one sent later
+would.
 
-This module imports nothing but the standard library's ``os``, ``select``, ``signal`` and
-``sys``: it runs before ``initialize`` is answered.
+Which signals came is read from a wakeup fd, not recorded by the handler. The handoff to the
+loop is where a handler's record goes wrong: asyncio's ``add_signal_handler`` sets its own
+wakeup fd and *then* replaces the handler, and a signal that comes between the two reaches
+both, the loop through its wakeup fd and the old handler, which the interpreter runs at its
+next check (a handler's list counted one SIGTERM twice, and the process took it for a second
+signal and exited 143). The C-level handler writes each signal's number to exactly one wakeup
+fd, the latch's until the loop's replaces it; so each signal is taken once, by the latch or by
+the loop.
+
+This module imports nothing but the standard library's ``os``, ``select``, ``signal``, ``sys``
+and ``collections.abc``: it runs before ``initialize`` is answered.
 """
 
 from __future__ import annotations
@@ -32,6 +42,7 @@ import os
 import select
 import signal
 import sys
+from collections.abc import Callable, Sequence
 from types import FrameType
 
 READ_CHUNK = 256 * 1024
@@ -124,19 +135,43 @@ class Interrupted(Exception):
         self.signum = signum
 
 
+EarlySignals = Callable[[], Sequence[int]]
+"""What a receiver calls once it is installed: the signals that came before it (each once)."""
+
+
+def no_early_signals() -> Sequence[int]:
+    return ()
+
+
 class SignalLatch:
     """SIGTERM and SIGINT before the event loop: ``Interrupted`` while ``blocking``, else kept
-    in ``caught``. The event loop's signal receiver replaces these handlers (and puts them back
-    when it closes, when the process is about to exit anyway)."""
+    for ``take``. The event loop's signal receiver replaces these handlers and the wakeup fd
+    (and puts the default handlers back when it closes, when the process is about to exit
+    anyway). Main thread only (``signal.set_wakeup_fd``)."""
 
     def __init__(self) -> None:
         self.blocking = True
-        self.caught: list[int] = []
-        self._previous = {signum: signal.getsignal(signum) for signum in WATCHED}
+        self._read, write = os.pipe()
+        os.set_blocking(self._read, False)
+        os.set_blocking(write, False)
+        os.set_inheritable(self._read, False)
+        os.set_inheritable(write, False)
+        signal.set_wakeup_fd(write)
         for signum in WATCHED:
             signal.signal(signum, self._on_signal)
 
     def _on_signal(self, signum: int, frame: FrameType | None) -> None:
         if self.blocking:
             raise Interrupted(signum)
-        self.caught.append(signum)
+
+    def take(self) -> list[int]:
+        """The signals that came and were not taken yet, in order."""
+        taken: list[int] = []
+        while True:
+            try:
+                data = os.read(self._read, 64)
+            except BlockingIOError:
+                return taken
+            if not data:
+                return taken
+            taken += [signum for signum in data if signum in WATCHED]
