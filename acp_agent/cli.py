@@ -22,7 +22,6 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from acp_agent import __version__
-from acp_agent.lean_imports import collector_paused
 from acp_agent.options import add_server_options, options_from
 from acp_agent.remote.flags import add_listen_options
 
@@ -188,8 +187,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         from acp_agent.remote.run import run_listen
 
         return run_listen(options, args)
-    with collector_paused():  # lean_imports.py
-        from acp_agent.launch import run_server
+    from acp_agent.launch import run_server
 
     return int(run_server(options))
 

@@ -17,16 +17,6 @@ several times the interpreter's own start-up, and none of it is needed for that 
    in step 1 first, and knows what the first ``initialize`` negotiated. A first line that is
    anything else is left to the connection untouched, and answered there as it always was.
 
-Step 1 imports with the cyclic garbage collector paused (``lean_imports.collector_paused``):
-an import makes thousands of objects that live as long as the process, and each full
-collection their growth sets off walks all of them again; paused, the first collection after
-the pause walks them once, still before the answer (step 1 up to the answer, in-process, as installed, interleaved:
-46.2 → 43.8 and 42.3 → 37.6 ms in two runs of 30-40 processes each). Step 2 is not paused:
-there the pause only moved the work to the first collection after it, during the first
-``session/new``, and a whole process's CPU time did not change. ``gc.freeze()`` after step 2,
-which would spare those walks, crashed the interpreter at exit ("free(): invalid pointer", 5
-of 20 runs of one process test, Python 3.11.7) with the objects still frozen; not used.
-
 What stays true: nothing but frames on stdout (the answer is written to the wire's private fd
 after ``take_stdout``, before any other frame exists); a bad config exits 2 before any input is
 read; SIGTERM and SIGINT end the process with 0 whenever they come (``transport.prelude``);

@@ -28,47 +28,21 @@ holds for every front door (the ``acp-agent`` script, ``python -m acp_agent``, t
 
 Neither applies when the module was imported already (a host process that imported msgspec or
 httpx first keeps what it has).
-
-And one thing imports cost whatever they are: **the cyclic garbage collector runs during them.**
-An import allocates thousands of objects (functions, classes, their dicts) that live as long as
-the process, and each 700 allocations start a collection that walks them. ``collector_paused``
-turns it off around msgspec's import here and the launcher's (``cli.main``; the numbers are in
-``launch.py``), and around the journal's bulk decode (``journal/reader.py``), where almost every
-object made is kept as well.
 """
 
 from __future__ import annotations
 
-import gc
 import sys
-from collections.abc import Iterator
-from contextlib import contextmanager
 
 HIDDEN_FOR_MSGSPEC = "typing_extensions"
 HTTPX_CLI = "httpx._main"
-
-
-@contextmanager
-def collector_paused() -> Iterator[None]:
-    """Pause the cyclic GC; resume it only if it was on when we started.
-
-    Overlapping pauses in two threads may end early; that only costs time.
-    """
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_enabled:
-            gc.enable()
 
 
 def apply() -> None:
     if "msgspec" not in sys.modules and HIDDEN_FOR_MSGSPEC not in sys.modules:
         sys.modules[HIDDEN_FOR_MSGSPEC] = None  # type: ignore[assignment]
         try:
-            with collector_paused():
-                import msgspec  # noqa: F401
+            import msgspec  # noqa: F401
         finally:
             del sys.modules[HIDDEN_FOR_MSGSPEC]
     if "httpx" not in sys.modules:

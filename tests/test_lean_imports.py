@@ -1,6 +1,5 @@
 """``acp_agent/lean_imports.py``: msgspec imported without typing_extensions gets typing's very
-objects, httpx without its command line still works as a client, and the collector paused for
-the launcher's imports is on again once the server runs.
+objects, and httpx without its command line still works as a client.
 
 Each check runs in a fresh interpreter, since the test process imported msgspec and httpx long
 before this module (with whatever its plugins brought).
@@ -8,11 +7,8 @@ before this module (with whatever its plugins brought).
 
 from __future__ import annotations
 
-import json
-import os
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 
@@ -75,59 +71,3 @@ def test_httpx_without_its_command_line() -> None:
         " httpx.Client().__class__.__name__)"
     )
     assert out == "False False httpx Client"
-
-
-def test_collector_paused_restores_what_it_found() -> None:
-    # on -> off inside -> on after, also when the body raises; off before -> stays off
-    code = (
-        "import gc\n"
-        "from acp_agent.lean_imports import collector_paused\n"
-        "seen = []\n"
-        "with collector_paused():\n"
-        "    seen.append(gc.isenabled())\n"
-        "seen.append(gc.isenabled())\n"
-        "try:\n"
-        "    with collector_paused():\n"
-        "        raise KeyError\n"
-        "except KeyError:\n"
-        "    seen.append(gc.isenabled())\n"
-        "gc.disable()\n"
-        "with collector_paused():\n"
-        "    pass\n"
-        "seen.append(gc.isenabled())\n"
-        "print(seen)\n"
-    )
-    assert run(code) == "[False, True, True, False]"
-
-
-SERVED = """
-import atexit, gc, json, sys
-REPORT = sys.argv[1]
-def report():
-    with open(REPORT, "w") as out:
-        json.dump({"enabled": gc.isenabled()}, out)
-atexit.register(report)
-sys.argv = ["acp-agent", *sys.argv[2:]]
-from acp_agent.cli import main
-sys.exit(main())
-"""
-
-
-def test_the_server_runs_with_the_collector_on(tmp_path: Path) -> None:
-    # the collector is paused for the launcher's import only (cli.main, launch.py)
-    script = tmp_path / "script.jsonl"
-    script.write_text("")
-    line = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": 1}}
-    report = tmp_path / "gc.json"
-    done = subprocess.run(
-        [sys.executable, "-c", SERVED, str(report), "--model", f"script:{script}"],
-        input=(json.dumps(line) + "\n").encode(),
-        capture_output=True,
-        cwd=tmp_path,
-        env={**os.environ, "ACP_AGENT_STATE_DIR": str(tmp_path / "state")},
-        timeout=60,
-        check=False,
-    )
-    assert done.returncode == 0, done.stderr.decode()
-    assert json.loads(done.stdout)["id"] == 1
-    assert json.loads(report.read_text()) == {"enabled": True}

@@ -31,6 +31,9 @@ these objects can form a cycle, so there is nothing for it to find.
 
 from __future__ import annotations
 
+import gc
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import msgspec
@@ -39,7 +42,6 @@ from acp_agent.journal.bulk import decode_body
 from acp_agent.journal.errors import JournalCorrupt
 from acp_agent.journal.events import Entry, SessionHeader
 from acp_agent.journal.format import BadLine, decode_entry, decode_header
-from acp_agent.lean_imports import collector_paused
 
 
 class TailDamage(msgspec.Struct, frozen=True):
@@ -66,8 +68,23 @@ def load_journal(path: Path) -> ParsedJournal:
 
 
 def parse_journal(data: bytes, *, path: Path | None = None) -> ParsedJournal:
-    with collector_paused():
+    with _collector_paused():
         return _parse(data, path)
+
+
+@contextmanager
+def _collector_paused() -> Iterator[None]:
+    """Pause the cyclic GC; resume it only if it was on when we started.
+
+    Overlapping pauses in two threads may end early; that only costs time.
+    """
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
 
 
 def _parse(data: bytes, path: Path | None) -> ParsedJournal:
