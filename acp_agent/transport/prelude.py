@@ -151,11 +151,9 @@ class SignalLatch:
 
     def __init__(self) -> None:
         self.blocking = True
-        self._read, write = os.pipe()
+        self._read, write = os.pipe()  # not inherited by children (PEP 446)
         os.set_blocking(self._read, False)
-        os.set_blocking(write, False)
-        os.set_inheritable(self._read, False)
-        os.set_inheritable(write, False)
+        os.set_blocking(write, False)  # set_wakeup_fd requires it
         signal.set_wakeup_fd(write)
         for signum in WATCHED:
             signal.signal(signum, self._on_signal)
