@@ -7,27 +7,18 @@ before this module (with whatever its plugins brought).
 
 from __future__ import annotations
 
-import subprocess
-import sys
-
 import pytest
 
+from tests.support.process import python_output
+
 pytestmark = pytest.mark.subprocess
-
-
-def run(code: str) -> str:
-    done = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=False
-    )
-    assert done.returncode == 0, done.stderr
-    return done.stdout.strip()
 
 
 def test_msgspec_takes_typings_own_hints_and_qualifiers() -> None:
     # msgspec/_utils.py falls back to typing when typing_extensions cannot be imported; on
     # Python >= 3.11 typing_extensions re-exports typing.Required/NotRequired, and its
     # get_type_hints(include_extras=True) returns typing's result unchanged.
-    out = run(
+    out = python_output(
         "import sys, typing, acp_agent, msgspec._utils as u;"
         "print(u._get_type_hints is typing.get_type_hints, u.Required is typing.Required,"
         " u.NotRequired is typing.NotRequired, 'typing_extensions' in sys.modules)"
@@ -37,7 +28,7 @@ def test_msgspec_takes_typings_own_hints_and_qualifiers() -> None:
 
 def test_typing_extensions_is_importable_afterwards() -> None:
     # the hiding lasts for msgspec's import only: anyio (which needs it) imports it later
-    out = run(
+    out = python_output(
         "import acp_agent, sys; import anyio, typing_extensions;"
         "print(type(sys.modules['typing_extensions']).__name__, typing_extensions.Buffer)"
     )
@@ -58,14 +49,14 @@ def test_a_typed_decode_is_the_same_without_typing_extensions() -> None:
         "except msgspec.ValidationError as e:\n"
         "    print(e)\n"
     )
-    assert run(code).splitlines() == [
+    assert python_output(code).splitlines() == [
         "{'a': 1} {'a': 1, 'b': 2}",
         "Expected `int` >= 0 - at `$.b`",
     ]
 
 
 def test_httpx_without_its_command_line() -> None:
-    out = run(
+    out = python_output(
         "import acp_agent, sys, httpx;"
         "print('click' in sys.modules, 'pygments' in sys.modules, httpx.main.__module__,"
         " httpx.Client().__class__.__name__)"

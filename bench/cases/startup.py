@@ -21,6 +21,7 @@ import asyncio
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 from bench.installed import check, installed_python
 from bench.lab import PROTOCOL, Lab, Sizes, ours_command, start_ours
@@ -74,67 +75,66 @@ async def run(lab: Lab, sizes: Sizes) -> list[Figure]:
     }
     samples = await interleave(samplers, sizes.startup_rounds, warmup=2)
     ms = {name: 1000 * median(values) for name, values in samples.items()}
+
+    def above(
+        key: str, title: str, name: str, floor_name: str, floor_label: str, **more: Any
+    ) -> Figure:
+        gap = ms[name] - ms[floor_name]
+        return Figure(
+            key=key,
+            title=title,
+            unit="ms",
+            ours=ms[name],
+            baseline=ms[floor_name],
+            baseline_label=floor_label,
+            better=Better.LOWER,
+            samples=sizes.startup_rounds,
+            note=f"{gap:.1f} ms above the floor",
+            **more,
+        )
+
     target = Target(
         ms["installed_floor"] + SLACK_MS, on_ratio=False, text=f"<= floor + {SLACK_MS:.0f} ms"
     )
+    plain = "spawn → exit of `python -c pass`"
     return [
-        Figure(
-            key="spawn_initialize_installed",
-            title="spawn → `initialize` answered, as installed",
-            unit="ms",
-            ours=ms["installed"],
-            baseline=ms["installed_floor"],
-            baseline_label="spawn → exit of `python -c pass` (the interpreter's floor)",
-            better=Better.LOWER,
+        above(
+            "spawn_initialize_installed",
+            "spawn → `initialize` answered, as installed",
+            "installed",
+            "installed_floor",
+            f"{plain} (the interpreter's floor)",
             target=target,
-            samples=sizes.startup_rounds,
-            note=f"{ms['installed'] - ms['installed_floor']:.1f} ms above the floor",
             extra={"above_floor_ms": ms["installed"] - ms["installed_floor"]},
         ),
-        Figure(
-            key="spawn_msgspec_installed",
-            title="spawn → exit of `python -c 'import acp_agent'`, as installed: the interpreter "
+        above(
+            "spawn_msgspec_installed",
+            "spawn → exit of `python -c 'import acp_agent'`, as installed: the interpreter "
             "with msgspec imported as ours imports it, nothing else (no target)",
-            unit="ms",
-            ours=ms["installed_msgspec"],
-            baseline=ms["installed_floor"],
-            baseline_label="spawn → exit of `python -c pass`",
-            better=Better.LOWER,
-            samples=sizes.startup_rounds,
-            note=f"{ms['installed_msgspec'] - ms['installed_floor']:.1f} ms above the floor",
+            "installed_msgspec",
+            "installed_floor",
+            plain,
         ),
-        Figure(
-            key="spawn_session_new_installed",
-            title="spawn → `initialize` → `session/new` answered, as installed",
-            unit="ms",
-            ours=ms["installed_new"],
-            baseline=ms["installed_floor"],
-            baseline_label="spawn → exit of `python -c pass`",
-            better=Better.LOWER,
-            samples=sizes.startup_rounds,
-            note=f"{ms['installed_new'] - ms['installed_floor']:.1f} ms above the floor",
+        above(
+            "spawn_session_new_installed",
+            "spawn → `initialize` → `session/new` answered, as installed",
+            "installed_new",
+            "installed_floor",
+            plain,
         ),
-        Figure(
-            key="spawn_initialize",
-            title="spawn → `initialize` answered, in the development venv (editable install)",
-            unit="ms",
-            ours=ms["ours"],
-            baseline=ms["floor"],
-            baseline_label="spawn → exit of `python -c pass` (its floor includes the editable hook)",
-            better=Better.LOWER,
-            samples=sizes.startup_rounds,
-            note=f"{ms['ours'] - ms['floor']:.1f} ms above the floor",
+        above(
+            "spawn_initialize",
+            "spawn → `initialize` answered, in the development venv (editable install)",
+            "ours",
+            "floor",
+            f"{plain} (its floor includes the editable hook)",
             extra={"above_floor_ms": ms["ours"] - ms["floor"]},
         ),
-        Figure(
-            key="spawn_session_new",
-            title="spawn → `initialize` → `session/new` answered, in the development venv",
-            unit="ms",
-            ours=ms["new"],
-            baseline=ms["floor"],
-            baseline_label="spawn → exit of `python -c pass`",
-            better=Better.LOWER,
-            samples=sizes.startup_rounds,
-            note=f"{ms['new'] - ms['floor']:.1f} ms above the floor",
+        above(
+            "spawn_session_new",
+            "spawn → `initialize` → `session/new` answered, in the development venv",
+            "new",
+            "floor",
+            plain,
         ),
     ]

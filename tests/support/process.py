@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import subprocess
 import sys
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
@@ -14,6 +15,16 @@ from tests.support.transcript import Transcript, tail
 READ_CHUNK = 64 * 1024
 EnvOverrides = Mapping[str, str | None]
 LineSink = Callable[[bytes, list[bytes], bool], None]  # (raw chunk, completed lines, at EOF)
+
+
+def python_output(code: str) -> str:
+    """The stripped stdout of ``code`` run in a fresh interpreter (this one); fails the test on a
+    non-zero exit, with its stderr."""
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    return done.stdout.strip()
 
 
 def agent_command(*args: str) -> list[str]:

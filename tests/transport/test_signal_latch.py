@@ -13,20 +13,12 @@ runs in a fresh interpreter (a signal handler and a wakeup fd are process-wide).
 from __future__ import annotations
 
 import signal
-import subprocess
-import sys
 
 import pytest
 
+from tests.support.process import python_output
+
 pytestmark = pytest.mark.subprocess
-
-
-def run(code: str) -> str:
-    done = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=False
-    )
-    assert done.returncode == 0, done.stderr
-    return done.stdout.strip()
 
 
 PREAMBLE = """
@@ -38,7 +30,7 @@ latch.blocking = False
 
 
 def test_signals_before_the_loop_are_taken_once_in_order() -> None:
-    out = run(
+    out = python_output(
         PREAMBLE
         + "os.kill(os.getpid(), signal.SIGTERM)\n"
         + "os.kill(os.getpid(), signal.SIGINT)\n"
@@ -50,7 +42,7 @@ def test_signals_before_the_loop_are_taken_once_in_order() -> None:
 def test_a_signal_in_the_loops_handoff_is_the_loops_alone() -> None:
     # asyncio's two steps, done by hand with the signal in between: the loop's wakeup fd has
     # it; the latch, whose handler still ran, does not count it (a list kept by the handler did)
-    out = run(
+    out = python_output(
         PREAMBLE
         + "ran = []\n"
         + "signal.signal(signal.SIGTERM, lambda n, f: (ran.append(n), latch._on_signal(n, f)))\n"
@@ -64,7 +56,7 @@ def test_a_signal_in_the_loops_handoff_is_the_loops_alone() -> None:
 
 
 def test_while_blocking_a_signal_interrupts() -> None:
-    out = run(
+    out = python_output(
         PREAMBLE
         + "latch.blocking = True\n"
         + "try:\n"
