@@ -4,10 +4,10 @@ Why: the development venv (``make install``) has the project as an *editable* in
 setuptools makes that work with a path hook that ``site`` imports in every process of the venv,
 ``python -c pass`` included. That hook imports ``pathlib`` (with ``urllib.parse``,
 ``ipaddress``, ``fnmatch``), ``re``, ``collections``, ``contextlib``, ``enum`` and
-``importlib.util``, about 15 ms here. In that venv the floor is paid for those imports, and
+``importlib.util``, about 14 ms here. In that venv the floor is paid for those imports, and
 our start-up gets them for free, although msgspec, argparse and our options need most of them.
 A user's ``pipx``, ``uv tool`` or ``pip install`` copy has no such hook, so there they are ours
-to pay (measured once: the floor 31 → 17 ms, ours 28 → 37 ms above it).
+to pay (one run of ``--only startup``: the floor 24.7 → 11.1 ms, ours 20.7 → 36.0 ms above it).
 
 What: a venv (no pip, made by ``venv`` in the run's scratch directory) whose ``site-packages``
 holds ``acp_agent`` as a plain package directory (a symlink to the checkout's, so its byte code

@@ -35,7 +35,8 @@ REPO = Path(__file__).resolve().parents[2]
 PEERS_DIR = REPO / ".cache" / "peers"
 
 OURS_HOME = PEERS_DIR / "acp-agent"
-"""Where ``bench/installed.py`` makes the venv ours runs from (``ours_python``)."""
+"""Where ``bench/installed.py`` makes the venv ours runs from (``installed_python``, called by
+``bench/peers/__main__.py`` before the rounds)."""
 OURS_PYTHON = OURS_HOME / "installed-venv" / "bin" / "python"
 
 FAST_AGENT_VERSION = "0.10.48"
