@@ -79,8 +79,8 @@ def checked_setup(options: Options) -> Setup:
 
 
 def run_server(options: Options) -> int:
-    latch = SignalLatch()  # from here on SIGTERM and SIGINT end the process with 0
-    latch.blocking = False  # kept while the config is checked, not raised inside it
+    latch = SignalLatch()  # from here on SIGTERM and SIGINT end the process with 0: kept while
+    # the config is checked, not raised inside it
     fd_out = take_stdout()
     fd_in = take_stdin()
     try:

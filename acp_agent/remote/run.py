@@ -24,8 +24,8 @@ log = structlog.get_logger("acp_agent.remote")
 
 
 def run_listen(options: Options, args: argparse.Namespace) -> int:
-    latch = SignalLatch()  # from here on a SIGTERM or SIGINT ends the process with 0 (§10)
-    latch.blocking = False  # nothing blocks here: kept for the hub, which takes them first
+    latch = SignalLatch()  # from here on a SIGTERM or SIGINT ends the process with 0 (§10):
+    # kept for the hub, which takes them first
     try:
         listen = listen_from(args)
     except ListenError as exc:

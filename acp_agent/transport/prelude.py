@@ -144,13 +144,13 @@ def no_early_signals() -> Sequence[int]:
 
 
 class SignalLatch:
-    """SIGTERM and SIGINT before the event loop: ``Interrupted`` while ``blocking``, else kept
-    for ``take``. The event loop's signal receiver replaces these handlers and the wakeup fd
+    """SIGTERM and SIGINT before the event loop: kept for ``take``, and ``Interrupted`` too
+    while ``blocking`` (set around a read the signal must end). The event loop's signal receiver replaces these handlers and the wakeup fd
     (and puts the default handlers back when it closes, when the process is about to exit
     anyway). Main thread only (``signal.set_wakeup_fd``)."""
 
     def __init__(self) -> None:
-        self.blocking = True
+        self.blocking = False
         self._read, write = os.pipe()  # not inherited by children (PEP 446)
         os.set_blocking(self._read, False)
         os.set_blocking(write, False)  # set_wakeup_fd requires it

@@ -272,7 +272,7 @@ async def test_a_signal_while_the_config_is_read_exits_0(
     agent_env: dict[str, str], tmp_path: Path, signum: int
 ) -> None:
     # The config file is a FIFO, so the agent is held in its config check (launch.py reads the
-    # file before any input) until the test writes it: the signal comes while it is read. The
+    # file before any input) until the test closes its end: the signal comes while it is read. The
     # latch keeps it (once, the process died of it) and the process ends as it would waiting
     # for input: exit 0, nothing on stdout, only input_ended logged.
     config = tmp_path / "config.fifo"

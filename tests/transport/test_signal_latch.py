@@ -25,7 +25,6 @@ PREAMBLE = """
 import os, signal
 from acp_agent.transport.prelude import Interrupted, SignalLatch
 latch = SignalLatch()
-latch.blocking = False
 """
 
 
