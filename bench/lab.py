@@ -120,10 +120,12 @@ async def start_ours(
     argv: list[str] | None = None,
     env: dict[str, str] | None = None,
     cwd: Path | None = None,
+    python: Path | None = None,
 ) -> WireClient:
-    """Our agent with its own state dir under the lab (and its stderr in the lab)."""
+    """Our agent with its own state dir under the lab (and its stderr in the lab); ``python``:
+    the interpreter it runs on (this one's by default)."""
     return await WireClient.spawn(
-        argv or ours_command(script, *extra, name=name),
+        argv or ours_command(script, *extra, name=name, python=python),
         env={"ACP_AGENT_STATE_DIR": str(lab.state_dir(name)), **(env or {})},
         stderr=lab.stderr(name),
         cwd=cwd,
