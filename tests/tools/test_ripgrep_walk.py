@@ -138,19 +138,20 @@ async def test_a_cancelled_call_kills_rg(workspace: Path) -> None:
     with anyio.move_on_after(30) as scope:
         async with anyio.create_task_group() as tg:
             tg.start_soon(ripgrep.run_rg, [rg, "--no-config", "x", str(fifo)], workspace, bool)
-            await _until_opened_for_reading(fifo)
+            writer = await _open_once_read(fifo)  # kept open: rg waits for data, no EOF
             assert len(_rg_children()) == 1
             tg.cancel_scope.cancel()
+    os.close(writer)
     assert not scope.cancelled_caught
     assert _rg_children() == [], "rg was killed and reaped"
 
 
-async def _until_opened_for_reading(fifo: Path) -> None:
-    """Opening a FIFO's write end without blocking fails until a reader has it open."""
+async def _open_once_read(fifo: Path) -> int:
+    """The FIFO's write end, opened once a reader has it open (until then, opening it without
+    blocking fails)."""
     while True:
         try:
-            os.close(os.open(fifo, os.O_WRONLY | os.O_NONBLOCK))
-            return
+            return os.open(fifo, os.O_WRONLY | os.O_NONBLOCK)
         except OSError:
             await anyio.sleep(0.01)
 
