@@ -65,6 +65,7 @@ from acp_agent.session.wiring import Wiring
 from acp_agent.startup_report import reporting
 from acp_agent.tools.process import kill_all as kill_commands
 from acp_agent.tools.registry import coding_tools
+from acp_agent.tools.web_settings import WebFetchSettings, web_fetch_settings_from
 from acp_agent.transport.connection import Connection, ServeEnd
 from acp_agent.transport.framing import ByteSink, ByteSource
 from acp_agent.transport.prelude import EarlySignals, no_early_signals
@@ -120,14 +121,16 @@ def acp_wiring(
     tg: TaskGroup,
     context_window: int = DEFAULT_CONTEXT_WINDOW,
     prompt: PromptConfig | None = None,
+    web_fetch: WebFetchSettings | None = None,
 ) -> Wiring[AcpObserver]:
     """What each ACP session gets: the coding tools over the client's services (``tg`` runs
-    its MCP connections), the configured hooks, an observer projecting onto the wire."""
+    its MCP connections; ``web_fetch``: the config file's ``[web_fetch]``), the configured
+    hooks, an observer projecting onto the wire."""
 
     def tools(header: SessionHeader) -> ToolRunner:
         context = client.tool_context(header)
         mcp = McpHub(tg.start_soon, header.cwd, header.id)
-        tools = coding_tools(ask_user=context.elicitation is not None)
+        tools = coding_tools(ask_user=context.elicitation is not None, web_fetch=web_fetch)
         return ToolRunner(tools, context, SessionToolHooks(hooks), mcp)
 
     def admission(header: SessionHeader) -> Admission:
@@ -241,6 +244,7 @@ async def serve_connection(
     signals: bool = True,
     initialized: InitializeParams | None = None,
     early: EarlySignals = no_early_signals,
+    web_fetch: WebFetchSettings | None = None,
 ) -> int:
     """Serve one connection; ``signals=False`` for an in-process server (tests). Built in one
     direction: connection, then sessions, then the router the connection serves.
@@ -253,7 +257,9 @@ async def serve_connection(
             guard.start_soon(_watch_signals, stop, early)
         async with conn:
             deadline = guard if signals else None
-            await _serve_sessions(conn, options, models, hooks, prompt, stop, deadline, initialized)
+            await _serve_sessions(
+                conn, options, models, hooks, prompt, stop, deadline, initialized, web_fetch
+            )
             with anyio.move_on_after(0.3 if stop.signalled else None):
                 await conn.close()
         guard.cancel_scope.cancel()
@@ -269,6 +275,7 @@ async def _serve_sessions(
     stop: Shutdown,
     deadline: TaskGroup | None,
     initialized: InitializeParams | None = None,
+    web_fetch: WebFetchSettings | None = None,
 ) -> None:
     """The sessions' whole life on ``conn``: built, served, finished (``_finish_requests``),
     their terminals released, closed. ``deadline`` runs ``_deadline`` (with signals)."""
@@ -276,7 +283,7 @@ async def _serve_sessions(
     if initialized is not None:
         client.capabilities = initialized.client_capabilities
     async with anyio.create_task_group() as tg:
-        wiring = acp_wiring(client, models, hooks, tg, options.context_window, prompt)
+        wiring = acp_wiring(client, models, hooks, tg, options.context_window, prompt, web_fetch)
         sessions = Sessions(options.state_dir, tg, wiring)
         server = AgentServer(client, sessions, models)
         if deadline is not None:
@@ -334,7 +341,10 @@ def serve_process(
     logs.configure(options.log_level, options.log_file)
     hooks = hooks_from(config, options.config)
     log.info("server_starting", model=models.default, state_dir=str(options.state_dir))
-    serve = partial(serve_connection, prompt=prompt, initialized=initialized, early=early)
+    web_fetch = web_fetch_settings_from(config, options.config)
+    serve = partial(
+        serve_connection, prompt=prompt, initialized=initialized, early=early, web_fetch=web_fetch
+    )
     source, sink = FdSource(fd_in, prefix=prefix), FdSink(fd_out)
     code = anyio.run(serve, options, models, hooks, source, sink)
     log.info("server_stopped", exit_code=code)

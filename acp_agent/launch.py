@@ -46,6 +46,7 @@ from acp_agent.model.registry import BadModelSpec, ModelCatalog
 from acp_agent.options import Options
 from acp_agent.session.system_prompt import PromptConfig, prompt_config_from
 from acp_agent.startup_report import report_modules
+from acp_agent.tools.web_settings import web_fetch_settings_from
 from acp_agent.transport.prelude import (
     Interrupted,
     SignalLatch,
@@ -71,6 +72,7 @@ def checked_setup(options: Options) -> Setup:
     providers = providers_from(config, options.config)
     models = ModelCatalog(options.model, providers, context_window=options.context_window)
     prompt = prompt_config_from(config, options.config)
+    web_fetch_settings_from(config, options.config)  # checked here; read again by the server
     if options.config is not None and "hooks" in config:
         from acp_agent.hooks.config import config_from
 

@@ -51,6 +51,7 @@ from acp_agent.model.registry import ModelCatalog
 from acp_agent.options import Options
 from acp_agent.remote.claims import Claims, ConnectionSessions, Holder
 from acp_agent.session.system_prompt import PromptConfig
+from acp_agent.tools.web_settings import WebFetchSettings
 from acp_agent.transport.connection import Connection
 from acp_agent.transport.framing import ByteSink, ByteSource
 from acp_agent.transport.prelude import EarlySignals, no_early_signals
@@ -78,11 +79,13 @@ class Hub:
         models: ModelCatalog,
         hooks: HookSet,
         prompt: PromptConfig | None,
+        web_fetch: WebFetchSettings | None = None,
     ) -> None:
         self.options = options
         self.models = models
         self.hooks = hooks
         self.prompt = prompt
+        self.web_fetch = web_fetch
         self.claims = Claims()
         self.live: dict[str, Served] = {}
         self.stopping = False
@@ -126,7 +129,13 @@ class Hub:
         async with anyio.create_task_group() as tg:
             options = self.options
             wiring = acp_wiring(
-                client, self.models, self.hooks, tg, options.context_window, self.prompt
+                client,
+                self.models,
+                self.hooks,
+                tg,
+                options.context_window,
+                self.prompt,
+                self.web_fetch,
             )
             sessions = ConnectionSessions(options.state_dir, tg, wiring, self.claims, holder)
             served.sessions = sessions

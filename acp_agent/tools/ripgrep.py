@@ -26,9 +26,7 @@ from __future__ import annotations
 
 import functools
 import os
-import shutil
 import subprocess
-import sysconfig
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
@@ -58,7 +56,11 @@ class RgRun(msgspec.Struct):
 @functools.cache
 def find_rg() -> str | None:
     """The ``rg`` to run: the ``ripgrep`` wheel's (installed beside this interpreter's
-    scripts), else the first on ``PATH``; ``None`` when there is none."""
+    scripts), else the first on ``PATH``; ``None`` when there is none. Imports here: shutil
+    is not on the path to the first session (``tests/integration/test_startup.py``)."""
+    import shutil
+    import sysconfig
+
     beside = Path(sysconfig.get_path("scripts"), "rg")
     if beside.is_file() and os.access(beside, os.X_OK):
         return str(beside)

@@ -32,12 +32,13 @@ from bench.lab import Lab, Sizes
 from bench.stats import Better, Figure, Target, interleave, median
 
 REPO = Path(__file__).resolve().parents[2]
-LAYOUT = 1
+LAYOUT = 2
 NEEDLE_WORD = "frobnicate_widget"
 WANTED = 50
 IGNORED_EVERY = 200
 PER_DIR = 100
-FILLER = "".join(f"def helper_{n}(value):\n    return value * {n} + 1\n\n" for n in range(12))
+FILLER = "".join(f"def helper_{n}(value):\n    return value * {n} + 1\n\n" for n in range(60))
+"""About 3 KiB of code in each source and build file: a source file's usual size."""
 
 
 def search_tree(files: int) -> Path:
@@ -53,7 +54,7 @@ def search_tree(files: int) -> Path:
     (root / ".gitignore").write_text("node_modules/\nbuild/\n", encoding="utf-8")
     deps, built = files * 4 // 10, files * 2 // 10
     _fill(root / "node_modules", deps, "index.js", lambda n: _generated(n, "exports.{} = 1;"))
-    _fill(root / "build", built, "module.py", lambda n: _generated(n, "{}(1)  # generated"))
+    _fill(root / "build", built, "module.py", lambda n: FILLER + _generated(n, "{}(1)"))
     sources = files - deps - built
     step = sources // WANTED
     _fill(root / "src", sources, "code.py", lambda n: _source(n, wanted=n % step == 0))

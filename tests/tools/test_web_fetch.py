@@ -16,6 +16,7 @@ from acp_agent.tools.base import ToolError, ToolOutput
 from acp_agent.tools.html_text import html_to_text
 from acp_agent.tools.permissions import Mode
 from acp_agent.tools.web_fetch import MAX_BYTES, WebFetch
+from acp_agent.tools.web_settings import WebFetchSettings
 from tests.tools.loopback_http import Loopback, loopback_server
 from tests.tools.support import ScriptedAsker, context
 
@@ -31,8 +32,11 @@ def text(output: ToolOutput) -> str:
     return output.content[0].text
 
 
+LOOPBACK = WebFetchSettings(allow_private=True)  # the test server is on 127.0.0.1
+
+
 async def fetch(url: str, workspace: Path, mode: Mode = Mode.FULL_ACCESS) -> ToolOutput:
-    return await WebFetch().run({"url": url}, context(workspace, mode))
+    return await WebFetch(LOOPBACK).run({"url": url}, context(workspace, mode))
 
 
 async def test_html_is_reduced_to_text_with_its_links(server: Loopback, workspace: Path) -> None:
@@ -71,14 +75,14 @@ async def test_each_host_is_asked_once_when_allowed_always(
 ) -> None:
     asker = ScriptedAsker(["allow_always", "allow_once", "reject_once"])
     ctx = context(workspace, Mode.ASK, asker)
-    await WebFetch().run({"url": server.url("/plain.txt")}, ctx)
-    await WebFetch().run({"url": server.url("/notes.md")}, ctx)  # 127.0.0.1 remembered
+    await WebFetch(LOOPBACK).run({"url": server.url("/plain.txt")}, ctx)
+    await WebFetch(LOOPBACK).run({"url": server.url("/notes.md")}, ctx)  # 127.0.0.1 remembered
     assert len(asker.asked) == 1
     assert asker.asked[0].options[1].name == "Always allow fetches from 127.0.0.1 in this session"
-    output = await WebFetch().run({"url": server.url("/elsewhere")}, ctx)  # -> localhost: asked
+    output = await WebFetch(LOOPBACK).run({"url": server.url("/elsewhere")}, ctx)  # asked
     assert text(output).startswith(f"URL: {server.url('/notes.md', 'localhost')}\n")
     with pytest.raises(ToolError, match="permission denied: the user rejected it"):
-        await WebFetch().run({"url": server.url("/notes.md", "localhost")}, ctx)  # once only
+        await WebFetch(LOOPBACK).run({"url": server.url("/notes.md", "localhost")}, ctx)  # once
     assert len(asker.asked) == 3
     assert server.requests == ["/plain.txt", "/notes.md", "/elsewhere", "/notes.md"]
 
@@ -114,7 +118,7 @@ async def test_errors_binary_and_bad_arguments(server: Loopback, workspace: Path
     with pytest.raises(ToolError, match=r"is image/png .* not text"):
         await fetch(server.url("/image.png"), workspace)
     with pytest.raises(ToolError, match="bad arguments"):
-        await WebFetch().run({"url": 3}, context(workspace))
+        await WebFetch(LOOPBACK).run({"url": 3}, context(workspace))
 
 
 async def test_a_server_that_hangs_times_out(
