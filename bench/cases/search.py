@@ -14,11 +14,14 @@ checked: ours must be exactly the wanted lines; for the walker the figure's extr
 many of the wanted lines it found and how many ignored ones it returned (it walks ``build/``
 first, reaches its file cap there and never gets to ``src/``). ``walker_uncapped_s``: the
 walker with its file cap lifted, once, for the time a complete Python search would take.
+``ours_cpu_s`` / ``walker_cpu_s``: the CPU seconds of a sample (this process and rg), medians
+with the warm-up round: on a loaded machine rg waits for a core longer than it works.
 """
 
 from __future__ import annotations
 
 import os
+import resource
 import subprocess
 import time
 from pathlib import Path
@@ -92,20 +95,31 @@ def wanted_lines(root: Path, files: int) -> list[str]:
     return sorted(lines)
 
 
-async def search_once(root: Path) -> tuple[float, list[str]]:
+CPU: dict[str, list[float]] = {}
+"""CPU seconds of each sample (this process and its children, rg), by sampler."""
+
+
+def cpu_now() -> float:
+    children = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return time.process_time() + children.ru_utime + children.ru_stime
+
+
+async def search_once(root: Path, cpu: str = "") -> tuple[float, list[str]]:
     ctx = ToolContext("bench", root)
-    started = time.perf_counter()
+    started, cpu_started = time.perf_counter(), cpu_now()
     output = await Search().run({"pattern": NEEDLE_WORD, "max_results": 500}, ctx)
     elapsed = time.perf_counter() - started
+    if cpu:
+        CPU.setdefault(cpu, []).append(cpu_now() - cpu_started)
     block = output.content[0]
     assert isinstance(block, TextContent)
     return elapsed, [line for line in block.text.split("\n") if not line.startswith(("[", "no "))]
 
 
-async def walker_once(root: Path) -> tuple[float, list[str]]:
+async def walker_once(root: Path, cpu: str = "") -> tuple[float, list[str]]:
     """``search`` as it runs where no rg is found: the Python walker."""
     with patch.object(ripgrep, "find_rg", lambda: None):
-        return await search_once(root)
+        return await search_once(root, cpu)
 
 
 async def run(lab: Lab, sizes: Sizes) -> list[Figure]:
@@ -117,11 +131,11 @@ async def run(lab: Lab, sizes: Sizes) -> list[Figure]:
     answers: dict[str, list[str]] = {}
 
     async def ours() -> float:
-        elapsed, answers["ours"] = await search_once(root)
+        elapsed, answers["ours"] = await search_once(root, "ours")
         return elapsed
 
     async def walker() -> float:
-        elapsed, answers["walker"] = await walker_once(root)
+        elapsed, answers["walker"] = await walker_once(root, "walker")
         return elapsed
 
     times = await interleave({"ours": ours, "walker": walker}, sizes.search_rounds, warmup=1)
@@ -146,6 +160,8 @@ async def run(lab: Lab, sizes: Sizes) -> list[Figure]:
                 "walker_wanted_found": float(len(walker_got & set(wanted))),
                 "walker_ignored_returned": float(len(walker_got - set(wanted))),
                 "walker_uncapped_s": uncapped,
+                "ours_cpu_s": median(CPU["ours"]),
+                "walker_cpu_s": median(CPU["walker"]),
             },
         )
     ]
