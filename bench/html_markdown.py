@@ -133,7 +133,8 @@ def _count(wanted: tuple[str, ...], test: Callable[[str], bool]) -> tuple[int, i
 
 
 def _fenced(lines: list[str]) -> list[str]:
-    blocks, current = [], None
+    blocks: list[str] = []
+    current: list[str] | None = None
     for line in lines:
         if line.strip().startswith("```"):
             if current is None:
