@@ -70,8 +70,8 @@ PAGE_CHECKS = (
 
 Convert = Callable[[str, str], str]
 EXCLUDED = [
-    "nav", "aside", "form", "[role=navigation]", "[role=banner]", "[role=contentinfo]",
-    "[role=search]", "header:not(article header)", "footer:not(article footer)",
+    "nav", "aside", "form", "footer", "[role=navigation]", "[role=banner]", "[role=contentinfo]",
+    "[role=search]",
 ]  # fmt: skip
 
 

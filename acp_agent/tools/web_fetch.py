@@ -1,4 +1,4 @@
-"""``web_fetch {url}``: an HTTP(S) GET, answered as text (HTML reduced to light markdown).
+"""``web_fetch {url}``: an HTTP(S) GET, answered as text (HTML as Markdown).
 
 Theory of operation
 -------------------
@@ -12,9 +12,10 @@ host — so a page cannot redirect the call to a host the user never allowed.
 Bounds: at most ``MAX_BYTES`` of (decoded) body are read, the rest is not downloaded; the
 requests together get ``TIMEOUT_S`` of network time (waiting for the user's answer does not
 count); the text out is at most ``MAX_TEXT_CHARS``, with a note when cut. ``httpx`` (and
-``html.parser``) are imported when first needed, not at start-up. The body is decoded with the
-response's charset (else UTF-8, bad bytes replaced); ``text/html`` and XHTML are reduced by
-``html_text.py``; other ``text/*``, JSON, XML and JavaScript pass as they are; anything else
+the HTML-to-Markdown library) are imported when first needed, not at start-up. The body is decoded with the
+response's charset (else UTF-8, bad bytes replaced); ``text/html`` and XHTML become Markdown
+(``html_markdown.py``: headings, links, code blocks and tables kept; scripts and navigation
+dropped); other ``text/*``, JSON, XML and JavaScript pass as they are; anything else
 (an image, a PDF, a zip) is refused with its type and size, since the model cannot read it as
 text. A status of 400 or more is an error result, with the (bounded) body.
 
@@ -81,7 +82,7 @@ class WebFetch:
 
     name = NAME
     description = (
-        "GET an http(s) URL as text (HTML reduced to text with links; at most "
+        "GET an http(s) URL as text (HTML as Markdown; at most "
         f"{MAX_TEXT_CHARS // 1024} KiB). The user may be asked to allow each site."
     )
     kind = ToolKind.FETCH
@@ -266,9 +267,12 @@ def _text(page: _Page) -> str:
     decoded = page.body.decode(_codec(page.charset), "replace")
     if kind not in _HTML_TYPES:
         return decoded
-    from acp_agent.tools.html_text import html_to_text  # html.parser: only when a page is HTML
+    from acp_agent.tools.html_markdown import ConversionFailed, html_to_markdown_text
 
-    return html_to_text(decoded, page.url)
+    try:  # the library is imported only when a page is HTML
+        return html_to_markdown_text(decoded, page.url)
+    except ConversionFailed as exc:
+        raise ToolError(f"{NAME}: {page.url}: the HTML could not be read: {exc}") from exc
 
 
 def _codec(charset: str | None) -> str:
