@@ -72,7 +72,7 @@ class UsageError(Exception):
 def run_journal_command(args: argparse.Namespace, options: Options) -> int:
     logs.configure(options.log_level, options.log_file)
     try:
-        return _run(COMMANDS[args.journal_command], args, options)
+        return _run(JOURNAL_COMMANDS[args.journal_command], args, options)
     finally:
         logs.shutdown()
 
@@ -316,7 +316,7 @@ def _compact(args: argparse.Namespace, options: Options) -> int:
     from acp_agent.model.config import load_providers
     from acp_agent.model.registry import BadModelSpec, make_model
     from acp_agent.session.errors import SessionError
-    from acp_agent.session.signals import Failed, Finished
+    from acp_agent.turn.vocabulary import Failed, Finished
 
     _existing_session(options.state_dir, args.session_id)
     try:
@@ -342,7 +342,7 @@ def _compact(args: argparse.Namespace, options: Options) -> int:
     return 0
 
 
-COMMANDS: dict[str, Command] = {
+JOURNAL_COMMANDS: dict[str, Command] = {
     "check": _check,
     "list": _list,
     "show": _show,

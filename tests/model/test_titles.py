@@ -1,4 +1,4 @@
-"""Model-written session titles (docs/contract.md §9; ``session/titles.py``), end to end.
+"""Model-written session titles (docs/contract.md §9; ``turn/titles.py``), end to end.
 
 The real agent process on ``openai:gpt-test`` against the loopback OpenAI-compatible server
 (``loopback.py`` answers title requests from ``titles``, apart from the turns' replies), raw
@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from acp_agent.session.titles import TITLE_MAX_TOKENS
+from acp_agent.turn.titles import TITLE_MAX_TOKENS
 from tests.integration.support import serve_command, wait_until, write_script
 from tests.model.agent_params import NO_KEYS, init, new, prompt
 from tests.model.loopback import Reply, failed, loopback

@@ -29,8 +29,8 @@ from acp_agent.journal.faults import FaultKind, FaultOp, FaultPlan, FaultyJourna
 from acp_agent.journal.files import JournalFile, open_journal_file
 from acp_agent.journal.invariant import check
 from acp_agent.journal.reader import load_journal
-from acp_agent.session.admission import AdditionalContext, Allow, Block, Decision
-from acp_agent.session.signals import Finished, Placement, Refused, StopReason
+from acp_agent.turn.admission import AdditionalContext, Allow, Block, Decision
+from acp_agent.turn.vocabulary import Finished, Placement, Refused, StopReason
 from tests.session.support import GatedSync, GateTool, lines, requests, scripted_agent, types
 
 
@@ -300,6 +300,7 @@ async def test_failed_idle_flush_is_reported_not_an_agent_error_and_retried(
         async def usage(self, *args: object) -> None: ...
         async def note(self, text: str) -> None: ...
         async def notice(self, notice: object) -> None: ...
+        async def command_answer(self, text: str, command: str) -> None: ...
 
     from acp_agent.api import Agent
     from acp_agent.model.script import ScriptModel

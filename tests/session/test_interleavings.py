@@ -29,15 +29,16 @@ from acp_agent.journal.events import (
 from acp_agent.journal.invariant import check
 from acp_agent.journal.reader import load_journal
 from acp_agent.model.base import (
+    Capabilities,
     Finish,
     ModelRequest,
     StreamEvent,
     TextDelta,
     ToolCallReady,
 )
-from acp_agent.session.admission import Allow, Block, Decision
-from acp_agent.session.signals import Placement
 from acp_agent.tools.base import Location, ToolContext, ToolKind, ToolOutput
+from acp_agent.turn.admission import Allow, Block, Decision
+from acp_agent.turn.vocabulary import Placement
 
 # A step the model may take: ("text", chunks) or ("tools", batch size)
 steps = st.one_of(
@@ -57,6 +58,7 @@ class ProgramModel:
     """Answers requests from a drawn plan; once the plan is used up, plain text."""
 
     name = "program"
+    capabilities = Capabilities()
 
     def __init__(self, plan: list[tuple[str, int]]) -> None:
         self.plan = list(plan)

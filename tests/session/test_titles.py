@@ -1,4 +1,4 @@
-"""The model-written title's request and cleaning (``session/titles.py``)."""
+"""The model-written title's request and cleaning (``turn/titles.py``)."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from acp_agent.journal.events import (
     UserMessage,
     source,
 )
-from acp_agent.session.titles import TITLE_MAX_TOKENS, TITLE_SYSTEM, clean_title, title_request
+from acp_agent.turn.titles import TITLE_MAX_TOKENS, TITLE_SYSTEM, clean_title, title_request
 
 
 @pytest.mark.parametrize(

@@ -15,8 +15,8 @@ import pytest
 
 from acp_agent.config_file import ConfigError
 from acp_agent.content import TextContent
-from acp_agent.launch import checked_setup
 from acp_agent.options import Options
+from acp_agent.process.setup import checked_setup
 from acp_agent.tools.base import ToolError, ToolOutput
 from acp_agent.tools.permissions import Mode
 from acp_agent.tools.web_address import IPAddress, refusal

@@ -26,7 +26,7 @@ Effects and their execution:
   progress to the observer (started / failed / cancelled; success is the appended event).
 - ``Resolve`` / ``Placed``: complete the reply a caller is waiting for.
 
-If you change the effect vocabulary in ``signals.py``, change ``_execute`` here.
+If you change the effect vocabulary in ``vocabulary.py``, change ``_execute`` here.
 What the actor needs and reports (``SessionDeps``, ``SessionObserver``, ``Reply``) is in
 ``ports.py``; turning a model stream into message parts, in ``parts.py``.
 """
@@ -75,21 +75,20 @@ from acp_agent.model.base import (
     UserTurn,
     tokens_of,
 )
-from acp_agent.session.admission import AdditionalContext, Allow
-from acp_agent.session.catalog import title_from
-from acp_agent.session.compaction import (
+from acp_agent.turn.admission import AdditionalContext, Allow
+from acp_agent.turn.compaction import (
+    COMMAND,
     CompactionProgress,
     keep_budget,
-    parse_compact,
     plan_compaction,
     summarize,
     summary_request,
     window_neared,
 )
-from acp_agent.session.history import History
-from acp_agent.session.machine import State, TurnMachine
-from acp_agent.session.parts import PartsBuilder, aclose_stream
-from acp_agent.session.ports import (
+from acp_agent.turn.history import History
+from acp_agent.turn.machine import State, TurnMachine
+from acp_agent.turn.parts import PartsBuilder, aclose_stream
+from acp_agent.turn.ports import (
     Notice,
     NoticeKind,
     Reply,
@@ -97,7 +96,8 @@ from acp_agent.session.ports import (
     SessionObserver,
     Severity,
 )
-from acp_agent.session.signals import (
+from acp_agent.turn.titles import ask_title, title_from, title_request
+from acp_agent.turn.vocabulary import (
     Abort,
     Admitted,
     Append,
@@ -133,7 +133,6 @@ from acp_agent.session.signals import (
     ToolDone,
     TurnUsage,
 )
-from acp_agent.session.titles import ask_title, title_request
 
 log = structlog.get_logger("acp_agent.session")
 
@@ -204,6 +203,8 @@ class SessionActor:
         """The last request was refused as too long for the window: compact before the next
         turn, whatever the estimate says (the provider counts better than we do)."""
         self.usage_total: TurnUsage | None = None
+        self.cost_total = 0.0
+        """What the session's requests cost in this process, in dollars, where reported."""
         """What this session's requests used since this process opened it (``/status``)."""
         self.context_used: int | None = None
         """What the context held at the last request that reported usage (``usage_update``)."""
@@ -220,18 +221,21 @@ class SessionActor:
     ) -> Reply[Outcome]:
         """Queue a prompt and return at once; the reply resolves when its turn ends.
 
-        A prompt whose whole text is ``/compact [instructions]`` is a compaction request.
         ``read_only``: the turn's tools are decided as in read-only mode (``Prompt``).
         """
-        instructions = parse_compact(content)
-        compact = CompactRequest(instructions) if instructions is not None else None
+        return await self._queue(content, None, read_only)
+
+    async def compact(self, instructions: str = "") -> Reply[Outcome]:
+        """Queue a manual compaction (the command ``/compact instructions``), FIFO with prompts."""
+        content: list[ContentBlock] = [TextContent(text=f"{COMMAND} {instructions}".rstrip())]
+        return await self._queue(content, CompactRequest(instructions), read_only=False)
+
+    async def _queue(
+        self, content: list[ContentBlock], compact: CompactRequest | None, read_only: bool
+    ) -> Reply[Outcome]:
         ref, reply = self._reply()
         await self._post(Submit(Prompt(ref, content, compact, read_only)))
         return reply  # type: ignore[return-value]
-
-    async def compact(self, instructions: str = "") -> Reply[Outcome]:
-        """Queue a manual compaction, as the prompt ``/compact instructions`` would."""
-        return await self.submit([TextContent(text=f"/compact {instructions}".rstrip())])
 
     async def inject(self, content: list[ContentBlock], src: Source) -> tuple[str, Placement]:
         message = UserMessage(id=self.deps.ids(), content=content, source=src)
@@ -557,6 +561,7 @@ class SessionActor:
         )
         self._turn_usage = counts if self._turn_usage is None else self._turn_usage.plus(counts)
         self.usage_total = counts if self.usage_total is None else self.usage_total.plus(counts)
+        self.cost_total += usage.cost or 0.0
         used = usage.input_tokens + usage.output_tokens - (usage.reasoning_tokens or 0)
         self.context_used = used
 
