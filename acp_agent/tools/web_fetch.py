@@ -11,11 +11,11 @@ host — so a page cannot redirect the call to a host the user never allowed.
 
 Bounds: at most ``MAX_BYTES`` of (decoded) body are read, the rest is not downloaded; the
 requests together get ``TIMEOUT_S`` of network time (waiting for the user's answer does not
-count); the text out is at most ``MAX_TEXT_CHARS``, with a note when cut. ``httpx`` (and
-the HTML-to-Markdown library) are imported when first needed, not at start-up. The body is decoded with the
-response's charset (else UTF-8, bad bytes replaced); ``text/html`` and XHTML become Markdown
-(``html_markdown.py``: headings, links, code blocks and tables kept; scripts and navigation
-dropped); other ``text/*``, JSON, XML and JavaScript pass as they are; anything else
+count); the text out is at most ``MAX_TEXT_CHARS``, with a note when cut. ``httpx`` (and the
+HTML-to-Markdown library) are imported when first needed, not at start-up. The body is decoded
+with the response's charset (else UTF-8, bad bytes replaced); ``text/html`` and XHTML become
+Markdown (``html_markdown.py``: headings, links, code blocks and tables kept; scripts and
+navigation dropped); other ``text/*``, JSON, XML and JavaScript pass as they are; anything else
 (an image, a PDF, a zip) is refused with its type and size, since the model cannot read it as
 text. A status of 400 or more is an error result, with the (bounded) body.
 
