@@ -32,6 +32,7 @@ from bench.cases import (
     replay,
     request,
     sdk,
+    search,
     startup,
     stream,
 )
@@ -62,6 +63,7 @@ CASES: dict[str, Case] = {
     "first_token": first_token.run,
     "remote": remote.run,
     "startup": startup.run,
+    "search": search.run,
 }
 ORDER = [
     "inject",
@@ -74,6 +76,7 @@ ORDER = [
     "request",
     "first_token",
     "remote",
+    "search",
 ]
 KEY_ORDER = [
     "inject_durable_p50",
@@ -107,6 +110,7 @@ KEY_ORDER = [
     "first_token_typing",
     "remote_ws_round_trip",
     "remote_ws_stream",
+    "search_100k",
 ]
 
 
