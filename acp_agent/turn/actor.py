@@ -56,6 +56,7 @@ from acp_agent.journal.events import (
     Source,
     SourceKind,
     ToolCallPart,
+    ToolResult,
     TurnEnd,
     UserMessage,
     source,
@@ -78,6 +79,7 @@ from acp_agent.model.base import (
 from acp_agent.turn.admission import AdditionalContext, Allow
 from acp_agent.turn.compaction import (
     COMMAND,
+    CompactionPlan,
     CompactionProgress,
     keep_budget,
     plan_compaction,
@@ -85,6 +87,8 @@ from acp_agent.turn.compaction import (
     summary_request,
     window_neared,
 )
+from acp_agent.turn.fit import fit_tool_results
+from acp_agent.turn.gauge import Learned
 from acp_agent.turn.history import History
 from acp_agent.turn.machine import State, TurnMachine
 from acp_agent.turn.parts import PartsBuilder, aclose_stream
@@ -209,6 +213,10 @@ class SessionActor:
         self.context_used: int | None = None
         """What the context held at the last request that reported usage (``usage_update``)."""
         self._stopped = False
+        self.learned = deps.learned or Learned()
+        """What the session learned of its model's window and tokens (``gauge.py``)."""
+        self._fixed_tokens = 0
+        """The estimate of the last request's system message and tools (chars ÷ 4)."""
 
     # -- public API (also the Python API's backbone) ------------------------------------------
 
@@ -481,14 +489,44 @@ class SessionActor:
         return UserMessage(self.deps.ids(), context.content, context.source)
 
     def _nears_window(self, admitted: list[UserMessage]) -> bool:
-        """Would the next request (history + the admitted messages) near the context window?"""
+        """Would the next request (history + the admitted messages + the system message and
+        tools) near the context window, counted as the server counts (``gauge.py``)?"""
         upcoming = [UserTurn(message.content, message.source) for message in admitted]
         chars = self._history.json_chars(self.entries, upcoming)  # not the history encoded again
-        return window_neared(tokens_of(chars), self.deps.context_window)
+        tokens = self._gauge().tokens(tokens_of(chars) + self._fixed_tokens)
+        return window_neared(tokens, self._window())
+
+    # -- what the session learned of the window and the tokens (gauge.py) ----------------------
+
+    def _gauge(self) -> Learned:
+        return self.learned.of(self.deps.model.name)
+
+    def _window(self) -> int:
+        return self._gauge().window(self.deps.context_window)
+
+    async def _learn(self, learned: Learned) -> None:
+        before, self.learned = self._gauge(), learned
+        if learned == before:
+            return
+        self._log.info(
+            "model_window_learned",
+            model=learned.model,
+            context_window=learned.window(self.deps.context_window),
+            token_ratio=learned.token_ratio,
+        )
+        if self.deps.remember_learned is not None and _worth_saving(before, learned):
+            await self.deps.remember_learned(learned)
+
+    async def _learn_overflow(self, exc: ContextOverflow, estimated: int) -> None:
+        learned = self._gauge().windowed(exc.window)
+        if exc.prompt_tokens is not None:
+            learned = learned.calibrated(estimated, exc.prompt_tokens)
+        await self._learn(learned)
 
     async def _compact(self, ticket: int, reason: CompactionReason, instructions: str) -> None:
         scope = self._workers[ticket]
-        plan = plan_compaction(self.entries, keep_tokens=keep_budget(self.deps.context_window))
+        gauge, window = self._gauge(), self._window()
+        plan = plan_compaction(self.entries, keep_tokens=gauge.estimate_of(keep_budget(window)))
         if plan is None:
             self._log.info("compaction_skipped", reason=str(reason), why="nothing to summarize")
             await self._report(CompactionDone(ticket, None))
@@ -496,15 +534,14 @@ class SessionActor:
         compaction_id, progress = self.deps.ids(), self.observer.compaction_progress
         self._log.info("compaction_started", reason=str(reason), through_seq=plan.through_seq)
         await progress(compaction_id, CompactionProgress.STARTED, None)
-        window = self.deps.context_window
-        request = summary_request(self.id, plan, instructions, self._system(), window)
         summary = None
         try:
             with scope:
-                summary = await summarize(self.deps.model, request)
+                summary = await self._summarize(plan, instructions)
         except ModelError as exc:
             self._log.warning("compaction_failed", reason=str(reason), error=str(exc))
             await progress(compaction_id, CompactionProgress.FAILED, str(exc))
+            await self.observer.note(f"The history could not be compacted: {failure(exc)}")
             await self._report(CompactionFailed(ticket, str(exc)))
             return
         if scope.cancelled_caught or summary is None:
@@ -513,19 +550,32 @@ class SessionActor:
         event = Compaction(compaction_id, summary, plan.through_seq, plan.kept_from_seq, reason)
         await self._report(CompactionDone(ticket, event))
 
+    async def _summarize(self, plan: CompactionPlan, instructions: str) -> list[ContentBlock]:
+        """The summary; asked again, once, after an overflow that taught the window or the
+        tokens (the request is fitted to what was learned)."""
+        for attempt in range(2):
+            gauge, window = self._gauge(), self._window()
+            request = summary_request(
+                self.id, plan, instructions, self._system(), window, gauge.ratio
+            )
+            try:
+                return await summarize(self.deps.model, request)
+            except ContextOverflow as exc:
+                await self._learn_overflow(exc, request_estimate(request))
+                if attempt or self._gauge() == gauge:
+                    raise
+        raise AssertionError("unreachable")
+
     async def _request_model(self, ticket: int, turn: int, step: int) -> None:
         scope = self._workers[ticket]
         message_id = self.deps.ids()
         parts = PartsBuilder()
-        messages = self._history.messages(self.entries)
         stop = ModelStop.END_TURN
         details: tuple[msgspec.Raw, ...] = ()
         events: AsyncIterator[StreamEvent] | None = None
         try:
             with scope:
-                specs = await self.deps.tools.prepare()  # MCP servers connect at the first one
-                effort = self.deps.reasoning_effort
-                request = ModelRequest(self.id, turn, step, messages, specs, self._system(), effort)
+                request = await self._fitted_request(turn, step)
                 events = self.deps.model.stream(request)
                 async for item in events:
                     match item:
@@ -539,21 +589,83 @@ class SessionActor:
                             parts.tool_call(call)
                         case Usage() as usage:
                             self._count(usage)
-                            await self.observer.usage(usage, self.deps.context_window)
+                            estimated = request_estimate(request)
+                            await self._learn(
+                                self._gauge().calibrated(estimated, usage.input_tokens)
+                            )
+                            await self.observer.usage(usage, self._window())
                         case Finish(stop=finish, reasoning_details=details):
                             stop = ModelStop(finish.value)
                         case Retrying() as retrying:
                             await self.observer.notice(retry_notice(retrying))
+        except ContextOverflow as exc:
+            await aclose_stream(events)
+            events = None
+            if await self._refit(exc, request, parts):
+                await self._request_model(ticket, turn, step)
+                return
+            await self._failed(ticket, turn, step, message_id, parts, exc)
+            return
         except ModelError as exc:
-            self._log.warning("model_request_failed", turn=turn, step=step, error=str(exc))
-            self._overflowed = isinstance(exc, ContextOverflow)
-            await self._report(ModelFailed(ticket, message_id, parts.build(), failure(exc)))
+            await self._failed(ticket, turn, step, message_id, parts, exc)
             return
         finally:
             await aclose_stream(events)
         if scope.cancelled_caught:
             stop = ModelStop.CANCELLED
         await self._report(ModelDone(ticket, message_id, parts.build(), stop, details))
+
+    async def _failed(
+        self,
+        ticket: int,
+        turn: int,
+        step: int,
+        message_id: str,
+        parts: PartsBuilder,
+        exc: ModelError,
+    ) -> None:
+        self._log.warning("model_request_failed", turn=turn, step=step, error=str(exc))
+        self._overflowed = isinstance(exc, ContextOverflow)
+        await self._report(ModelFailed(ticket, message_id, parts.build(), failure(exc)))
+
+    async def _fitted_request(self, turn: int, step: int) -> ModelRequest:
+        """The next request of the turn, its tool results fitted to the window as learned:
+        the oldest of the turn's are left out first (``fit.fit_tool_results``)."""
+        messages = self._history.messages(self.entries)
+        specs = await self.deps.tools.prepare()  # MCP servers connect at the first one
+        system = self._system()
+        self._fixed_tokens = tokens_of(len(system) + len(msgspec.json.encode(specs)))
+        gauge, window = self._gauge(), self._window()
+        recent = turn_tool_results(self.entries)
+        if recent:
+            budget = gauge.estimate_of(int(window * (1 - REPLY_SHARE))) - self._fixed_tokens
+            messages = fit_tool_results(messages, recent, max(budget, 1))
+        effort = self.deps.reasoning_effort
+        return ModelRequest(
+            self.id,
+            turn,
+            step,
+            messages,
+            specs,
+            system,
+            effort,
+            context_window=window,
+            token_ratio=gauge.ratio,
+        )
+
+    async def _refit(
+        self, exc: ContextOverflow, request: ModelRequest, parts: PartsBuilder
+    ) -> bool:
+        """After an overflow before any output: learn from it; ask again when that changed what
+        the next request would carry (its tool results fitted tighter)."""
+        if parts.build():
+            return False
+        gauge = self._gauge()
+        await self._learn_overflow(exc, request_estimate(request))
+        if self._gauge() == gauge or not turn_tool_results(self.entries):
+            return False
+        again = await self._fitted_request(request.turn, request.step)
+        return again.messages != request.messages
 
     def _count(self, usage: Usage) -> None:
         counts = TurnUsage(
@@ -613,6 +725,29 @@ class SessionActor:
             return
         contexts = tuple(self._context_message(c) for c in outcome.contexts)
         await self._report(ToolDone(ticket, outcome.content, outcome.is_error, contexts))
+
+
+REPLY_SHARE = 0.15
+"""The share of the window a fitted request leaves for the answer."""
+
+
+def request_estimate(request: ModelRequest) -> int:
+    """A request's chars-÷-4 estimate: its messages, system message and tools."""
+    chars = len(msgspec.json.encode(request.messages)) + len(request.system)
+    return tokens_of(chars + len(msgspec.json.encode(request.tools)))
+
+
+def turn_tool_results(entries: list[Entry]) -> int:
+    """How many tool results the open turn holds (the last ones of the history)."""
+    return sum(isinstance(event, ToolResult) for event in turns.open_turn_events(entries))
+
+
+def _worth_saving(before: Learned, after: Learned) -> bool:
+    """A new window, or a ratio that moved by a tenth: not every request's rewrite."""
+    if before.context_window != after.context_window:
+        return True
+    old, new = before.token_ratio or 1.0, after.token_ratio or 1.0
+    return abs(new - old) > 0.1 * old
 
 
 __all__ = ["Finished", "SessionActor", "StopReason"]

@@ -25,7 +25,7 @@ from acp_agent.content import ContentBlock, TextContent
 from acp_agent.journal.events import ToolCallPart
 from acp_agent.mcp import names as mcp_names
 from acp_agent.mcp.hub import McpHub
-from acp_agent.model.base import ToolSpec
+from acp_agent.model.base import ToolSpec, invalid_arguments
 from acp_agent.tools.base import Conditional, Tool, ToolContext, ToolError, ToolOutput
 from acp_agent.tools.permissions import CallInfo, Permissions
 from acp_agent.turn.admission import AdditionalContext
@@ -113,7 +113,11 @@ class ToolRunner:
         return tool.title(arguments), str(tool.kind), paths
 
     async def run(self, session_id: str, call: ToolCallPart) -> ToolRunOutcome:
-        """pre_tool hooks, the tool, post_tool hooks. A block anywhere is an error result."""
+        """pre_tool hooks, the tool, post_tool hooks. A block anywhere is an error result, and
+        so is a call whose arguments the model wrote as no JSON object (nothing runs)."""
+        malformed = invalid_arguments(call)
+        if malformed is not None:
+            return ToolRunOutcome([TextContent(text=malformed)], is_error=True)
         cwd = str(self.context.cwd)
         before = await self.hooks.before(session_id, cwd, call) if self.hooks else ALLOW
         if before.reason is not None:

@@ -41,6 +41,7 @@ scrubbed of the key before it becomes a ``ModelError`` (journal) or a log line.
 from __future__ import annotations
 
 import itertools
+import math
 import re
 from collections.abc import AsyncIterator, Iterator, Mapping
 from typing import TYPE_CHECKING
@@ -74,6 +75,7 @@ from acp_agent.model.openai.wire import (
     encode_parts,
     error_text,
 )
+from acp_agent.model.window import overflow_facts
 
 if TYPE_CHECKING:
     import httpx
@@ -200,12 +202,13 @@ class OpenAICompatible:
         """The encoded body with its output bound; ``ContextOverflow`` when nothing is left."""
         options = self.settings.wire
         parts = encode_parts(request, options)
-        estimate = parts.estimated_tokens
-        left = self.context_window - estimate
+        estimate = math.ceil(parts.estimated_tokens * max(request.token_ratio, 1.0))
+        window = request.context_window or self.context_window
+        left = window - estimate
         if left < 1:
             raise ContextOverflow(
                 f"{self.name}: {OVERFLOWED}: the request is about {estimate} tokens "
-                f"(its characters / 4), the window {self.context_window} (nothing was sent)"
+                f"(its characters / 4, calibrated), the window {window} (nothing was sent)"
             )
         bound = min(
             left, self.settings.max_output_tokens or left, request.max_output_tokens or left
@@ -286,8 +289,10 @@ class OpenAICompatible:
         reason = f"HTTP {status}: {detail}"
         if status in RETRY_STATUSES or status >= 500:
             raise _Retryable(reason, _retry_after(response.headers))
-        if status in OVERFLOW_STATUSES and overflowed(body.decode("utf-8", "replace")):
-            raise ContextOverflow(self._scrub(f"{self.name}: {OVERFLOWED}: {reason}"))
+        text = body.decode("utf-8", "replace")
+        if status in OVERFLOW_STATUSES and overflowed(text):
+            message = self._scrub(f"{self.name}: {OVERFLOWED}: {reason}")
+            raise ContextOverflow(message, **overflow_facts(text))
         if status in (401, 403) and self.endpoint.api_key_env:
             reason += f" (check {self.endpoint.api_key_env})"
         elif status == 200:
@@ -322,7 +327,9 @@ def overflowed(text: str) -> bool:
 
 def _stream_failure(text: str) -> ModelError:
     """An error the server reported inside the stream: ``ContextOverflow`` when it says so."""
-    return ContextOverflow(f"{text} ({OVERFLOWED})") if overflowed(text) else ModelError(text)
+    if not overflowed(text):
+        return ModelError(text)
+    return ContextOverflow(f"{text} ({OVERFLOWED})", **overflow_facts(text))
 
 
 def _retryable(exc: Exception) -> bool:
