@@ -60,6 +60,7 @@ from acp_agent.session.wiring import Obs, Wiring
 from acp_agent.session.workspace import find_instructions
 from acp_agent.tools.permissions import Mode, parse_mode
 from acp_agent.turn.actor import SessionActor
+from acp_agent.turn.gauge import Learned
 from acp_agent.turn.ports import Reply, SessionDeps, new_id, now_ms
 from acp_agent.turn.vocabulary import Finished, Outcome, Placement, StopReason, TurnUsage
 
@@ -122,6 +123,7 @@ class Session(Generic[Obs]):
         """The saved model ``restore`` could not use (the session fell back to the default)."""
         actor.deps.system_prompt = self.system_prompt
         actor.deps.tools.permissions.on_switch = self._switched_inside
+        actor.deps.remember_learned = self._remember_learned
 
     @property
     def id(self) -> str:
@@ -169,7 +171,9 @@ class Session(Generic[Obs]):
 
     @property
     def context_window(self) -> int:
-        return self.actor.deps.context_window
+        """The model's window as the session knows it: learned from the server, else
+        configured (``turn/gauge.py``)."""
+        return self.actor.window()
 
     @property
     def context_used(self) -> int | None:
@@ -342,6 +346,8 @@ class Session(Generic[Obs]):
 
     def restore(self, settings: SessionSettings) -> None:
         self._prompt = settings.system_prompt
+        if settings.learned is not None:
+            self.actor.learned = settings.learned  # for its model only (``Learned.of``)
         self.actor.deps.reasoning_effort = settings.thought_level
         mode = parse_mode(settings.mode) if settings.mode is not None else None
         if mode is not None:
@@ -398,8 +404,12 @@ class Session(Generic[Obs]):
 
     async def _save_settings(self) -> None:
         level, prompt = self.thought_level, self._prompt
-        settings = SessionSettings(str(self.mode), self._chosen_model, level, prompt)
+        learned = self.actor.learned if self.actor.learned.model else None
+        settings = SessionSettings(str(self.mode), self._chosen_model, level, prompt, learned)
         await save_settings(self._sessions.state_dir, self.id, settings)
+
+    async def _remember_learned(self, _learned: Learned) -> None:
+        await self._save_settings()
 
 
 class Sessions(Generic[Obs]):

@@ -1,4 +1,5 @@
-"""A session's settings that outlive the process: its mode, its model, its system prompt.
+"""A session's settings that outlive the process: its mode, its model, its system prompt, and
+what it learned of its model's window and tokens.
 
 They are not history, so they are not journal events: a side file ``settings.json`` in the
 session directory, beside the title, rewritten whole (temp file, ``fsync``, rename) whenever the
@@ -22,6 +23,7 @@ import structlog
 from acp_agent.journal.files import fsync_dir
 from acp_agent.journal.paths import session_dir
 from acp_agent.session.system_prompt import SessionPrompt
+from acp_agent.turn.gauge import Learned
 
 log = structlog.get_logger(__name__)
 
@@ -38,6 +40,8 @@ class SessionSettings(msgspec.Struct, frozen=True, omit_defaults=True):
     system_prompt: SessionPrompt | None = None
     """The client's ``systemPrompt`` for the session (``system_prompt.py``); kept until the
     client sends another one with load, resume or fork."""
+    learned: Learned | None = None
+    """What the session learned of its model's window and tokens (``turn/gauge.py``)."""
 
 
 def read_settings(directory: Path) -> SessionSettings:

@@ -494,14 +494,15 @@ class SessionActor:
         upcoming = [UserTurn(message.content, message.source) for message in admitted]
         chars = self._history.json_chars(self.entries, upcoming)  # not the history encoded again
         tokens = self._gauge().tokens(tokens_of(chars) + self._fixed_tokens)
-        return window_neared(tokens, self._window())
+        return window_neared(tokens, self.window())
 
     # -- what the session learned of the window and the tokens (gauge.py) ----------------------
 
     def _gauge(self) -> Learned:
         return self.learned.of(self.deps.model.name)
 
-    def _window(self) -> int:
+    def window(self) -> int:
+        """The model's window: learned from the server, else configured."""
         return self._gauge().window(self.deps.context_window)
 
     async def _learn(self, learned: Learned) -> None:
@@ -525,7 +526,7 @@ class SessionActor:
 
     async def _compact(self, ticket: int, reason: CompactionReason, instructions: str) -> None:
         scope = self._workers[ticket]
-        gauge, window = self._gauge(), self._window()
+        gauge, window = self._gauge(), self.window()
         plan = plan_compaction(self.entries, keep_tokens=gauge.estimate_of(keep_budget(window)))
         if plan is None:
             self._log.info("compaction_skipped", reason=str(reason), why="nothing to summarize")
@@ -554,7 +555,7 @@ class SessionActor:
         """The summary; asked again, once, after an overflow that taught the window or the
         tokens (the request is fitted to what was learned)."""
         for attempt in range(2):
-            gauge, window = self._gauge(), self._window()
+            gauge, window = self._gauge(), self.window()
             request = summary_request(
                 self.id, plan, instructions, self._system(), window, gauge.ratio
             )
@@ -593,7 +594,7 @@ class SessionActor:
                             await self._learn(
                                 self._gauge().calibrated(estimated, usage.input_tokens)
                             )
-                            await self.observer.usage(usage, self._window())
+                            await self.observer.usage(usage, self.window())
                         case Finish(stop=finish, reasoning_details=details):
                             stop = ModelStop(finish.value)
                         case Retrying() as retrying:
@@ -635,7 +636,7 @@ class SessionActor:
         specs = await self.deps.tools.prepare()  # MCP servers connect at the first one
         system = self._system()
         self._fixed_tokens = tokens_of(len(system) + len(msgspec.json.encode(specs)))
-        gauge, window = self._gauge(), self._window()
+        gauge, window = self._gauge(), self.window()
         recent = turn_tool_results(self.entries)
         if recent:
             budget = gauge.estimate_of(int(window * (1 - REPLY_SHARE))) - self._fixed_tokens
