@@ -682,6 +682,7 @@ def _unlink(actor: SessionActor) -> None:
     entries are not tracked by it: ``journal/events.py``); now it goes when the session does."""
     actor.deps.system_prompt = None
     actor.deps.tools.permissions.on_switch = None
+    actor.deps.remember_learned = None
 
 
 async def _nothing() -> None:

@@ -74,10 +74,12 @@ from acp_agent.model.base import (
     ToolCallReady,
     Usage,
     UserTurn,
+    context_window_of,
     tokens_of,
 )
 from acp_agent.turn.admission import AdditionalContext, Allow
 from acp_agent.turn.compaction import (
+    AUTO_COMPACT_AT,
     COMMAND,
     CompactionPlan,
     CompactionProgress,
@@ -216,6 +218,10 @@ class SessionActor:
         self.learned = deps.learned or Learned()
         """What the session learned of its model's window and tokens (``gauge.py``)."""
         self._fixed_tokens = 0
+        self._upcoming_tokens = 0
+        """The estimate of the prompt waiting for the compaction before its turn."""
+        self._declared = context_window_of(deps.model)
+        """The window the provider declared when last looked at (a probe may change it)."""
         """The estimate of the last request's system message and tools (chars ÷ 4)."""
 
     # -- public API (also the Python API's backbone) ------------------------------------------
@@ -469,7 +475,7 @@ class SessionActor:
             await self._maybe_title(decision.content)
             message = UserMessage(self.deps.ids(), decision.content, source(SourceKind.USER))
             contexts = tuple(self._context_message(c) for c in decision.additional_contexts)
-            compact_first = self._overflowed or self._nears_window([message, *contexts])
+            compact_first = self._nears_window([message, *contexts]) or self._overflowed
             self._overflowed = False
             await self._report(Admitted(ticket, message, contexts, compact_first))
         else:
@@ -493,6 +499,7 @@ class SessionActor:
         tools) near the context window, counted as the server counts (``gauge.py``)?"""
         upcoming = [UserTurn(message.content, message.source) for message in admitted]
         chars = self._history.json_chars(self.entries, upcoming)  # not the history encoded again
+        self._upcoming_tokens = tokens_of(len(msgspec.json.encode(upcoming)))
         tokens = self._gauge().tokens(tokens_of(chars) + self._fixed_tokens)
         return window_neared(tokens, self.window())
 
@@ -518,6 +525,13 @@ class SessionActor:
         if self.deps.remember_learned is not None and _worth_saving(before, learned):
             await self.deps.remember_learned(learned)
 
+    async def _learn_declared(self) -> None:
+        """A window the provider learned since (its server named it: ``openai/probe.py``)."""
+        declared = context_window_of(self.deps.model)
+        if declared != self._declared:
+            self._declared = declared
+            await self._learn(self._gauge().windowed(declared))
+
     async def _learn_overflow(self, exc: ContextOverflow, estimated: int) -> None:
         learned = self._gauge().windowed(exc.window)
         if exc.prompt_tokens is not None:
@@ -526,8 +540,7 @@ class SessionActor:
 
     async def _compact(self, ticket: int, reason: CompactionReason, instructions: str) -> None:
         scope = self._workers[ticket]
-        gauge, window = self._gauge(), self.window()
-        plan = plan_compaction(self.entries, keep_tokens=gauge.estimate_of(keep_budget(window)))
+        plan = plan_compaction(self.entries, keep_tokens=self._keep_tokens(reason))
         if plan is None:
             self._log.info("compaction_skipped", reason=str(reason), why="nothing to summarize")
             await self._report(CompactionDone(ticket, None))
@@ -550,6 +563,17 @@ class SessionActor:
             return
         event = Compaction(compaction_id, summary, plan.through_seq, plan.kept_from_seq, reason)
         await self._report(CompactionDone(ticket, event))
+
+    def _keep_tokens(self, reason: CompactionReason) -> int:
+        """What the compaction may keep verbatim (chars-÷-4 tokens): ``keep_budget`` of the
+        window, and before a turn no more than leaves room, under the compaction threshold, for
+        the system message, the tools and the prompt that waits."""
+        gauge, window = self._gauge(), self.window()
+        keep = keep_budget(window)
+        if reason is CompactionReason.AUTO:
+            waiting = gauge.tokens(self._fixed_tokens + self._upcoming_tokens)
+            keep = min(keep, int(window * AUTO_COMPACT_AT) - waiting)
+        return gauge.estimate_of(keep) if keep > 0 else 1  # 1: an empty rest ("[]") fits
 
     async def _summarize(self, plan: CompactionPlan, instructions: str) -> list[ContentBlock]:
         """The summary; asked again, once, after an overflow that taught the window or the
@@ -590,6 +614,7 @@ class SessionActor:
                             parts.tool_call(call)
                         case Usage() as usage:
                             self._count(usage)
+                            await self._learn_declared()
                             estimated = request_estimate(request)
                             await self._learn(
                                 self._gauge().calibrated(estimated, usage.input_tokens)
@@ -632,6 +657,7 @@ class SessionActor:
     async def _fitted_request(self, turn: int, step: int) -> ModelRequest:
         """The next request of the turn, its tool results fitted to the window as learned:
         the oldest of the turn's are left out first (``fit.fit_tool_results``)."""
+        await self._learn_declared()
         messages = self._history.messages(self.entries)
         specs = await self.deps.tools.prepare()  # MCP servers connect at the first one
         system = self._system()
@@ -662,6 +688,7 @@ class SessionActor:
         if parts.build():
             return False
         gauge = self._gauge()
+        await self._learn_declared()
         await self._learn_overflow(exc, request_estimate(request))
         if self._gauge() == gauge or not turn_tool_results(self.entries):
             return False

@@ -79,6 +79,8 @@ class FakeLlamaCpp(LoopbackServer):
     """The prompt tokens of every chat request refused as too long."""
     counted: list[int] = field(default_factory=list)
     """The prompt tokens of every chat request answered."""
+    props: bool = True
+    """Serve ``/props``; ``False``: 404, as a proxy that passes only ``/v1`` would."""
 
     @property
     def bodies(self) -> list[dict[str, Any]]:
@@ -91,6 +93,14 @@ class FakeLlamaCpp(LoopbackServer):
                 await self._answer(stream, request)
 
     async def _answer(self, stream: SocketStream, request: Received) -> None:
+        if request.path.endswith("/models"):  # llama.cpp's: the training window, not n_ctx
+            models = {"object": "list", "data": [{"id": "local-model", "object": "model",
+                      "owned_by": "llamacpp", "meta": {"n_ctx_train": 131072}}]}  # fmt: skip
+            await _send_plain(stream, 200, json.dumps(models).encode())
+            return
+        if request.path.endswith("/props") and not self.props:
+            await _send_plain(stream, 404, b'{"error": {"code": 404, "message": "Not Found"}}')
+            return
         if request.path.endswith("/props"):
             props = {"default_generation_settings": {"n_ctx": self.n_ctx}, "total_slots": 1}
             await _send_plain(stream, 200, json.dumps(props).encode())
@@ -135,6 +145,9 @@ class FakeLlamaCpp(LoopbackServer):
 
 
 @asynccontextmanager
-async def fake_llamacpp(n_ctx: int, *answers: Answer) -> AsyncIterator[FakeLlamaCpp]:
-    async with serving(FakeLlamaCpp([], n_ctx=n_ctx, answers=list(answers))) as server:
+async def fake_llamacpp(
+    n_ctx: int, *answers: Answer, props: bool = True
+) -> AsyncIterator[FakeLlamaCpp]:
+    server = FakeLlamaCpp([], n_ctx=n_ctx, answers=list(answers), props=props)
+    async with serving(server) as server:
         yield server

@@ -38,16 +38,22 @@ def catalog(server: FakeLlamaCpp) -> ModelCatalog:
     return ModelCatalog("openai:local-model", {}, env)
 
 
+@pytest.mark.parametrize("props", [False, True], ids=["overflow-error", "props"])
 @pytest.mark.parametrize("kind", list(KINDS))
-async def test_after_an_overlong_prompt_the_next_prompts_work(kind: str, tmp_path: Path) -> None:
+async def test_after_an_overlong_prompt_the_next_prompts_work(
+    kind: str, props: bool, tmp_path: Path
+) -> None:
+    """``overflow-error``: the server has no ``/props``: the window is learned from its 400;
+    ``props``: it is asked before the first request, and the overlong one is never sent."""
     overlong = KINDS[kind](60_000)
     async with (
-        fake_llamacpp(N_CTX) as server,
+        fake_llamacpp(N_CTX, props=props) as server,
         in_process_agent(catalog(server), tmp_path / "s") as agent,
     ):
         sid = await new_session(agent, tmp_path)
-        await prompt(agent, sid, f"Summarize this:\n{overlong}")
-        assert server.refused, "the overlong prompt is refused by the server"
+        answer = await prompt(agent, sid, f"Summarize this:\n{overlong}")
+        assert "context window" in json.dumps(answer)
+        assert len(server.refused) == (0 if props else 1)
         for question in ("What is 2 + 2?", "And 3 + 3?"):
             answer = await prompt(agent, sid, question)
             assert answer.get("result", {}).get("stopReason") == "end_turn", answer
@@ -119,7 +125,7 @@ async def test_undercounted_text_is_calibrated_from_usage_and_nothing_is_refused
 
 async def test_the_learned_window_is_kept_across_a_reload(tmp_path: Path) -> None:
     state = tmp_path / "s"
-    async with fake_llamacpp(N_CTX) as server:
+    async with fake_llamacpp(N_CTX, props=False) as server:  # learned from its 400 only
         async with in_process_agent(catalog(server), state) as agent:
             sid = await new_session(agent, tmp_path)
             await prompt(agent, sid, KINDS["hex"](60_000))

@@ -60,6 +60,7 @@ from acp_agent.model.base import (
     StreamEvent,
     Usage,
 )
+from acp_agent.model.openai.probe import is_loopback, probe_window
 from acp_agent.model.openai.reader import ChatStreamReader, IncompleteStream
 from acp_agent.model.openai.settings import (
     DEFAULT_CONTEXT_WINDOW,
@@ -134,9 +135,15 @@ class OpenAICompatible:
         self.think_tags = self.settings.think_tags if think_tags is None else think_tags
         """Read ``<think>…</think>`` in the content as thoughts (see ``reader.py``)."""
         self.context_window = self.settings.context_window or context_window
+        self._probe = self.settings.context_window is None and (
+            self.settings.local or is_loopback(endpoint.base_url)
+        )
+        """Ask the server for its window before the first request (``probe.py``)."""
         self.capabilities = Capabilities(
-            images=self.settings.images,
+            writes_titles=not self.settings.local,
             context_window=self.context_window,
+            local_cpu=self.settings.local,
+            images=self.settings.images,
             reasoning_echo=self.settings.reasoning_echo,
             thinking_levels=True,
             http_endpoint=endpoint.base_url,
@@ -153,6 +160,8 @@ class OpenAICompatible:
 
         if self.endpoint.missing_key:
             raise ModelError(f"{self.name}: no API key: set {self.endpoint.api_key_env}")
+        if self._probe:
+            await self._learn_window()
         body = self._body(request)
         for attempt in itertools.count(1):
             yielded = False
@@ -191,6 +200,15 @@ class OpenAICompatible:
                 yield Retrying(attempt, self.retry.max_retries, reason, round(delay * 1000))
                 await anyio.sleep(delay)
 
+    async def _learn_window(self) -> None:
+        """Once: the window the server names becomes the one this provider declares (the
+        session reads ``capabilities.context_window`` for every request)."""
+        self._probe = False
+        window = await probe_window(self._client(), self.endpoint.base_url, self.model)
+        if window is not None:
+            self.context_window = window
+            self.capabilities = msgspec.structs.replace(self.capabilities, context_window=window)
+
     async def aclose(self) -> None:
         if self._http is not None:
             await self._http.aclose()
@@ -203,7 +221,7 @@ class OpenAICompatible:
         options = self.settings.wire
         parts = encode_parts(request, options)
         estimate = math.ceil(parts.estimated_tokens * max(request.token_ratio, 1.0))
-        window = request.context_window or self.context_window
+        window = min(request.context_window or self.context_window, self.context_window)
         left = window - estimate
         if left < 1:
             raise ContextOverflow(
