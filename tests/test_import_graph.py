@@ -29,10 +29,11 @@ FLOORS: tuple[tuple[str, ...], ...] = (
         "acp_agent.content",
         "acp_agent.config_file",
         "acp_agent.logs",
+        "acp_agent.safegit",
     ),
     # the journal and the wire, knowing nothing of sessions
     ("acp_agent.journal", "acp_agent.transport"),
-    ("acp_agent.model",),
+    ("acp_agent.model", "acp_agent.checkpoints"),
     ("acp_agent.tools",),
     ("acp_agent.mcp",),
     # the turn engine: the pure machine, its actor and their ports

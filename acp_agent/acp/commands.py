@@ -21,6 +21,11 @@
   and asks no model. ``/<skill> REST`` injects the skill's body, source ``{"kind": "skill",
   "name"}``, then sends the prompt ``REST``.
 
+``/undo`` waits for the session to be idle, shows the files the last turn changed as diffs in a
+``session/request_permission`` (options ``allow_once`` "Undo" and ``reject_once``), and, allowed,
+restores them and injects what it did for the model (``commands/undo.py``); its answer is an agent
+message like ``/status``'s. Nothing to undo, or a rejection, changes nothing.
+
 Context goes in through ``inject`` and the prompt through ``send``, as for every producer
 (the design note: ``send`` carries no context): idle, the context is an out-of-turn
 ``user/message`` just before the turn's ``turn/start``; with a turn running, it is staged
@@ -32,6 +37,8 @@ injected context in history, as the design note says of inject-then-send.
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING
 
 import anyio
 
@@ -39,6 +46,7 @@ from acp_agent.acp.mode_option import choose_mode
 from acp_agent.acp.model_option import MODEL_OPTION, ModelOption
 from acp_agent.acp.observer import AcpObserver
 from acp_agent.acp.schema import PromptResult, SessionConfigSelect
+from acp_agent.acp.toolclient import AcpPermissionAsker
 from acp_agent.commands.commands import (
     INIT_INSTRUCTION,
     REVIEW_INSTRUCTION,
@@ -53,7 +61,20 @@ from acp_agent.errors import InvalidParams
 from acp_agent.journal.events import SourceKind, source
 from acp_agent.session.errors import UnknownModel
 from acp_agent.session.service import PendingPrompt, Session
-from acp_agent.tools.permissions import MODES
+from acp_agent.tools.display import DiffView, View
+from acp_agent.transport.connection import Deferred
+from acp_agent.tools.permissions import (
+    MODES,
+    AskFailed,
+    CallInfo,
+    OptionKind,
+    PermissionOption,
+    PermissionRequest,
+)
+from acp_agent.turn.ports import new_id
+
+if TYPE_CHECKING:
+    from acp_agent.commands.undo import UndoPlan
 
 AcpSession = Session[AcpObserver]
 ConfigOptions = Callable[[AcpSession], list[SessionConfigSelect]]
@@ -67,7 +88,7 @@ class SlashCommands:
 
     async def run(
         self, session: AcpSession, content: list[ContentBlock]
-    ) -> PromptResult | PendingPrompt | None:
+    ) -> PromptResult | PendingPrompt | Deferred | None:
         """What the prompt ``content`` does if it is a command (None: it is no command here)."""
         invocation = parse_invocation(content)
         if invocation is None:
@@ -83,6 +104,10 @@ class SlashCommands:
                 return await session.send(with_notes(INIT_INSTRUCTION, invocation.rest))
             case Command.REVIEW:
                 return await self._review(session, invocation)
+            case Command.UNDO:  # off the reader: it waits for the client's answer
+                return Deferred(
+                    self._undo(session), abandoned=PromptResult(stop_reason="cancelled")
+                )
         skill = session.skill(invocation.name)
         if skill is None:
             return None
@@ -130,6 +155,46 @@ class SlashCommands:
             return await self._answer(session, Command.REVIEW, str(exc))
         await session.inject(changes.context(), REVIEW_SOURCE)
         return await session.send_read_only(with_notes(REVIEW_INSTRUCTION, invocation.rest))
+
+    async def _undo(self, session: AcpSession) -> PromptResult:
+        """``/undo`` (``commands/undo.py``): once the session is idle, the diff in a
+        ``session/request_permission``; allowed, the files are restored and the model told."""
+        from acp_agent.commands.undo import NothingToUndo, plan_undo, undo_answer, undo_message
+
+        await session.when_idle()
+        cwd = Path(session.header.cwd)
+        try:
+            plan = await anyio.to_thread.run_sync(
+                plan_undo, session.state_dir, session.id, session.entries, cwd
+            )
+        except NothingToUndo as exc:
+            return await self._answer(session, Command.UNDO, str(exc))
+        if not await _allowed(session, plan):
+            return await self._answer(session, Command.UNDO, "Undo cancelled: nothing changed.")
+        restored = await anyio.to_thread.run_sync(plan.restore.apply)
+        await session.inject(undo_message(plan, restored), plan.source)
+        return await self._answer(session, Command.UNDO, undo_answer(plan, restored))
+
+
+async def _allowed(session: AcpSession, plan: UndoPlan) -> bool:
+    asker = AcpPermissionAsker(session.observer.conn, session.id)
+    preview: list[View] = [DiffView(d.path, d.new_text, d.old_text) for d in plan.restore.diffs()]
+    call = CallInfo(
+        f"undo-{plan.turn}-{new_id()}",
+        plan.title,
+        "edit",
+        [str(s.path) for s in plan.restore.needed],
+        {"command": "/undo", "turn": plan.turn},
+    )
+    options = [
+        PermissionOption("allow_once", "Undo", OptionKind.ALLOW_ONCE),
+        PermissionOption("reject_once", "Keep the files", OptionKind.REJECT_ONCE),
+    ]
+    try:
+        chosen = await asker.ask(PermissionRequest(call, options, preview, plan.warning()))
+    except AskFailed:
+        return False
+    return chosen == "allow_once"
 
 
 def status_text(session: AcpSession) -> str:

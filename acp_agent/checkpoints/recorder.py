@@ -38,11 +38,11 @@ class Pending:
 
 
 class Recorder:
-    def __init__(self, state_dir: Path, session_id: str, roots: Sequence[Path]) -> None:
+    def __init__(self, state_dir: Path, session_id: str) -> None:
         self.state_dir = state_dir
         self.session_id = session_id
         self._shadows: dict[Path, Shadow] = {}
-        self.roots = tuple(roots)
+        self._recorded: list[Checkpoint] = []
 
     def shadow(self, root: Path) -> Shadow:
         found = self._shadows.get(root)
@@ -50,32 +50,38 @@ class Recorder:
             found = self._shadows[root] = Shadow(self.state_dir, root, self.session_id)
         return found
 
-    def set_roots(self, roots: Sequence[Path]) -> None:
-        self.roots = tuple(roots)
+    def take(self) -> tuple[Checkpoint, ...]:
+        """The checkpoints ``after`` made since the last ``take``: the tool runner takes them
+        after each call, so a call cancelled half-way still journals what it changed."""
+        taken, self._recorded = tuple(self._recorded), []
+        return taken
 
-    def locate(self, path: Path) -> tuple[Path, str] | None:
+    @staticmethod
+    def locate(path: Path, roots: Sequence[Path]) -> tuple[Path, str] | None:
         """The root holding ``path`` (resolved, the deepest root) and the path relative to it."""
         best: tuple[Path, str] | None = None
-        for root in self.roots:
+        for root in roots:
             real = root.resolve()
             inside = path.is_relative_to(real) and path != real
             if inside and (best is None or len(real.parts) > len(best[0].parts)):
                 best = (real, path.relative_to(real).as_posix())
         return best
 
-    async def before_files(self, paths: Sequence[Path]) -> list[Pending]:
+    async def before_files(self, paths: Sequence[Path], roots: Sequence[Path]) -> list[Pending]:
+        """Record ``paths`` (resolved, under ``roots``) as they are, before they are written."""
         grouped: dict[Path, list[str]] = {}
         for path in paths:
-            found = self.locate(path)
+            found = self.locate(path, roots)
             if found is not None:
                 grouped.setdefault(found[0], []).append(found[1])
         return await self._record(
             [(self.shadow(root), tuple(rel)) for root, rel in grouped.items()]
         )
 
-    async def before_all(self) -> list[Pending]:
-        roots = {root.resolve() for root in self.roots}
-        return await self._record([(self.shadow(root), None) for root in sorted(roots)])
+    async def before_all(self, roots: Sequence[Path]) -> list[Pending]:
+        """Record every root's whole tree, before a command runs in it."""
+        real = {root.resolve() for root in roots}
+        return await self._record([(self.shadow(root), None) for root in sorted(real)])
 
     async def _record(self, what: list[tuple[Shadow, tuple[str, ...] | None]]) -> list[Pending]:
         def run() -> list[Pending]:
@@ -101,6 +107,7 @@ class Recorder:
                 found = await anyio.to_thread.run_sync(run)
         except (ShadowError, OSError) as exc:
             log.warning("checkpoint_failed", session_id=self.session_id, error=str(exc))
+        self._recorded += found
         return found
 
     def _after_one(self, pending: Pending) -> Checkpoint | None:

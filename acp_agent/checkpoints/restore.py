@@ -18,10 +18,19 @@ from pathlib import Path
 
 from acp_agent.checkpoints.plan import Target
 from acp_agent.checkpoints.shadow import EXECUTABLE, SYMLINK, Blob, Shadow, current
-from acp_agent.tools.display import DiffView
 
 DIFF_LIMIT = 256 << 10
 """A file larger than this (or not UTF-8) is shown by a note, not its text."""
+
+
+@dataclass(frozen=True, slots=True)
+class FileDiff:
+    """A restore as the user is shown it: ``old_text`` (the file now; ``None``: missing) to
+    ``new_text`` (the file restored; empty: removed)."""
+
+    path: str
+    new_text: str
+    old_text: str | None
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,7 +68,7 @@ class Restore:
             _put(step)
         return [s.path for s in self.needed]
 
-    def diffs(self) -> list[DiffView]:
+    def diffs(self) -> list[FileDiff]:
         """Each needed restore as a diff: the file now (old) to the file restored (new)."""
         return [_diff(step) for step in self.needed]
 
@@ -97,12 +106,12 @@ def _put(step: Step) -> None:
     path.chmod(mode | 0o111 if executable else mode & ~0o111)
 
 
-def _diff(step: Step) -> DiffView:
+def _diff(step: Step) -> FileDiff:
     old = None if step.now is None else _shown(step.now, _read(step.path))
     new = (
         "" if step.before is None else _shown(step.before, step.shadow.blob_bytes(step.before.sha))
     )
-    return DiffView(str(step.path), new, old)
+    return FileDiff(str(step.path), new, old)
 
 
 def _read(path: Path) -> bytes:

@@ -32,10 +32,13 @@ from typing import Final
 
 import structlog
 
+from acp_agent.journal.events import Checkpoint
 from acp_agent.safegit import GitUnavailable, git_env, run_git
 
 log = structlog.get_logger("acp_agent.checkpoints")
 
+MAX_FILES: Final = 50_000
+"""A root with more files than this (``.gitignore`` honoured) is not snapshotted whole."""
 GIT_TIMEOUT_S: Final = 120.0
 """A first snapshot of a large tree hashes every file; later ones only what changed."""
 EMPTY_TREE: Final = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
@@ -79,9 +82,11 @@ def shadow_dir(state_dir: Path, root: Path) -> Path:
 class Shadow:
     """The shadow repository of ``root``, used by one session (``index``)."""
 
-    def __init__(self, state_dir: Path, root: Path, session_id: str) -> None:
+    def __init__(
+        self, state_dir: Path, root: Path, session_id: str, git_dir: Path | None = None
+    ) -> None:
         self.root = root
-        self.git_dir = shadow_dir(state_dir, root)
+        self.git_dir = git_dir if git_dir is not None else shadow_dir(state_dir, root)
         self.session_id = session_id
         self.index = self.git_dir / "indexes" / session_id
         self._state_dir = state_dir
@@ -138,6 +143,7 @@ class Shadow:
         to keep them."""
         self.ensure()
         if paths is None:
+            self._refuse_too_large()
             self.git("add", "-A", "--ignore-errors", "--", ".", ok=(0, 1))
             return self.git("write-tree").decode().strip()
         present = [p for p in paths if os.path.lexists(self.root / p)]
@@ -153,6 +159,17 @@ class Shadow:
             return self._with(env_index, "write-tree").decode().strip()
         finally:
             partial.unlink(missing_ok=True)
+
+    def _refuse_too_large(self) -> None:
+        """Before a session's first whole snapshot of the root: refuse the home directory, ``/``
+        and a tree of more than ``MAX_FILES`` files (a checkpoint would copy all of it)."""
+        if self.index.exists():
+            return
+        if self.root.resolve() in (Path("/"), Path.home().resolve()):
+            raise ShadowError(f"{self.root} is not snapshotted whole (the home directory or /)")
+        listed = self.git("ls-files", "-z", "--others", "--exclude-standard")
+        if listed.count(b"\0") > MAX_FILES:
+            raise ShadowError(f"{self.root} has more than {MAX_FILES} files: not snapshotted")
 
     def _with(
         self, variables: dict[str, str], *args: str, input_bytes: bytes | None = None
@@ -262,3 +279,29 @@ def current(path: Path) -> Blob | None:
     except OSError:
         return None
     return Blob(EXECUTABLE if info.st_mode & stat.S_IXUSR else REGULAR, blob_id(data))
+
+
+def keep_for(state_dir: Path, session_id: str, checkpoints: Iterable[Checkpoint]) -> None:
+    """Refs of ``session_id`` for every tree of ``checkpoints`` (a fork's copied events: the
+    child keeps them reachable even once its parent is deleted)."""
+    by_root: dict[str, set[str]] = {}
+    for checkpoint in checkpoints:
+        by_root.setdefault(checkpoint.root, set()).update((checkpoint.before, checkpoint.after))
+    for root, trees in by_root.items():
+        shadow = Shadow(state_dir, Path(root), session_id)
+        if (shadow.git_dir / "HEAD").is_file():
+            shadow.keep(session_id, trees)
+
+
+def forget_everywhere(state_dir: Path, session_id: str) -> None:
+    """Drop ``session_id``'s refs and indexes in every shadow repository (it was deleted); a
+    failure is logged, the rest is still dropped."""
+    top = state_dir / "checkpoints"
+    if not top.is_dir():
+        return
+    for git_dir in sorted(top.iterdir()):
+        shadow = Shadow(state_dir, git_dir, session_id, git_dir=git_dir)
+        try:
+            shadow.forget(session_id)
+        except ShadowError as exc:
+            log.warning("checkpoint_refs_not_dropped", session_id=session_id, error=str(exc))

@@ -11,6 +11,7 @@ vocabulary (``BUILT_IN``, advertised to ACP clients in this order, then the sess
 | ``/review [focus]`` | a read-only turn: the working tree's diff as context, then ``REVIEW_INSTRUCTION`` | yes, unless there is nothing to review |
 | ``/status`` | the agent, from the session's state (an agent message, not journaled) | no |
 | ``/model NAME``, ``/mode NAME`` | the config options (same effect and notifications) | no |
+| ``/undo`` | the agent: restores the last turn's files after asking (``undo.py``); the model is told | no |
 | ``/<skill> REST`` | a normal turn: the skill's body as context, then ``REST`` | yes |
 
 A name that is neither a built-in nor a skill is no command: the prompt goes to the model as
@@ -38,6 +39,7 @@ class Command(StrEnum):
     STATUS = "status"
     MODEL = "model"
     MODE = "mode"
+    UNDO = "undo"
 
 
 BUILT_IN: Final = (
@@ -59,6 +61,11 @@ BUILT_IN: Final = (
     ),
     SlashCommand(Command.MODEL, "Switch the session's model", "model id (empty: list them)"),
     SlashCommand(Command.MODE, "Switch the session's mode", "mode id (empty: list them)"),
+    SlashCommand(
+        Command.UNDO,
+        "Put back the files the last turn changed, as they were before it (shows the diff, asks)",
+        "",
+    ),
 )
 RESERVED: Final = frozenset(str(c) for c in Command)
 _INVOCATION: Final = re.compile(r"/(\S+)(?:\s+(.*))?", re.DOTALL)

@@ -29,6 +29,8 @@ import msgspec
 import structlog
 from anyio.abc import TaskGroup
 
+from acp_agent.checkpoints.recorder import Recorder
+from acp_agent.checkpoints.shadow import forget_everywhere
 from acp_agent.commands.commands import RESERVED
 from acp_agent.commands.skills import Skill, find_skills, skill_dirs, skills_prompt
 from acp_agent.content import ContentBlock, ImageContent, JsonObject, TextContent
@@ -48,6 +50,7 @@ from acp_agent.session.errors import (
     UnknownModel,
     UnknownSession,
 )
+from acp_agent.session.fork import files_to_restore
 from acp_agent.session.opening import Opened, create_journal, fork_journal, open_journal
 from acp_agent.session.resources import with_linked_files
 from acp_agent.session.settings import SessionSettings, load_settings, save_settings
@@ -220,6 +223,10 @@ class Session(Generic[Obs]):
 
     def skill(self, name: str) -> Skill | None:
         return next((s for s in self.skills if s.name == name), None)
+
+    @property
+    def state_dir(self) -> Path:
+        return self._sessions.state_dir
 
     @property
     def journal_path(self) -> Path:
@@ -420,6 +427,24 @@ class Sessions(Generic[Obs]):
         )
         return await self._open_from_disk(header.id)
 
+    async def rewind(
+        self, parent_id: str, to_turn: int, *, restore_files: bool = False, force: bool = False
+    ) -> Session[Obs]:
+        """A fork of ``parent_id`` just before turn ``to_turn``; ``restore_files``: the files the
+        turns from ``to_turn`` on changed are put back as they were before it, once the fork is
+        made (``FilesChanged``, before anything is created, for files changed since the agent
+        wrote them, unless ``force``)."""
+        if not restore_files:
+            return await self.fork(parent_id, None, at_turn=to_turn)
+        live = self._open.get(parent_id)
+        if live is not None:
+            await _flush_admitted(live.actor)
+        restore = await files_to_restore(self.state_dir, parent_id, to_turn, force)
+        child = await self.fork(parent_id, None, at_turn=to_turn)
+        restored = await anyio.to_thread.run_sync(restore.apply)
+        log.info("session_files_restored", session_id=parent_id, turn=to_turn, files=len(restored))
+        return child
+
     async def _open_from_disk(self, session_id: str) -> Session[Obs]:
         opened = await open_journal(self.state_dir, session_id, self._file_factory)
         session = await self._start(opened.header, opened.writer, opened)
@@ -438,9 +463,11 @@ class Sessions(Generic[Obs]):
     def _deps(self, header: SessionHeader) -> SessionDeps:
         wiring = self.wiring
         provider = wiring.models.provider(wiring.models.default)
+        tools = wiring.tools(header)
+        tools.record_checkpoints(Recorder(self.state_dir, header.id))
         return SessionDeps(
             provider,
-            wiring.tools(header),
+            tools,
             wiring.admission(header),
             max_steps=wiring.max_steps,
             remember_title=partial(write_title, self.state_dir, header.id),
@@ -477,6 +504,7 @@ class Sessions(Generic[Obs]):
                 raise SessionBusy(session_id)
             await self.close(live)
         await anyio.to_thread.run_sync(delete_session, self.state_dir, session_id)
+        await anyio.to_thread.run_sync(forget_everywhere, self.state_dir, session_id)
 
     async def set_archived(self, session_id: str, archived: bool) -> None:
         """Archive (or unarchive) a session on disk; archiving one another process has open is

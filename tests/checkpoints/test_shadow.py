@@ -22,9 +22,11 @@ def _git() -> None:
     need_git()
 
 
-def _record_command(recorder: Recorder, change: object) -> tuple[Checkpoint, ...]:
+def _record_command(
+    recorder: Recorder, roots: list[Path], change: object
+) -> tuple[Checkpoint, ...]:
     async def run() -> tuple[Checkpoint, ...]:
-        pending = await recorder.before_all()
+        pending = await recorder.before_all(roots)
         assert callable(change)
         change()
         return await recorder.after(pending)
@@ -32,9 +34,11 @@ def _record_command(recorder: Recorder, change: object) -> tuple[Checkpoint, ...
     return anyio.run(run)
 
 
-def _record_files(recorder: Recorder, paths: list[Path], change: object) -> tuple[Checkpoint, ...]:
+def _record_files(
+    recorder: Recorder, roots: list[Path], paths: list[Path], change: object
+) -> tuple[Checkpoint, ...]:
     async def run() -> tuple[Checkpoint, ...]:
-        pending = await recorder.before_files(paths)
+        pending = await recorder.before_files(paths, roots)
         assert callable(change)
         change()
         return await recorder.after(pending)
@@ -60,7 +64,7 @@ def test_a_command_checkpoint_records_what_changed_and_restores_it(tmp_path: Pat
     (root / "keep.txt").write_text("keep\n")
     (root / "edit.txt").write_text("old\n")
     (root / "gone.txt").write_text("will be removed\n")
-    recorder = Recorder(state, "s1", [root])
+    recorder, roots = Recorder(state, "s1"), [root]
 
     def change() -> None:
         (root / "edit.txt").write_text("new\n")
@@ -68,7 +72,7 @@ def test_a_command_checkpoint_records_what_changed_and_restores_it(tmp_path: Pat
         (root / "sub").mkdir()
         (root / "sub" / "made.txt").write_text("made\n")
 
-    (checkpoint,) = _record_command(recorder, change)
+    (checkpoint,) = _record_command(recorder, roots, change)
     assert checkpoint.root == str(root.resolve())
     assert checkpoint.files == ("edit.txt", "gone.txt", "sub/made.txt")
     assert _restore(state, checkpoint) == []
@@ -82,7 +86,7 @@ def test_an_unchanged_tree_makes_no_checkpoint(tmp_path: Path) -> None:
     root = tmp_path / "ws"
     root.mkdir()
     (root / "a").write_text("a")
-    assert _record_command(Recorder(tmp_path / "state", "s1", [root]), lambda: None) == ()
+    assert _record_command(Recorder(tmp_path / "state", "s1"), [root], lambda: None) == ()
 
 
 def test_gitignored_files_are_neither_recorded_nor_restored(tmp_path: Path) -> None:
@@ -90,19 +94,22 @@ def test_gitignored_files_are_neither_recorded_nor_restored(tmp_path: Path) -> N
     (root / "build").mkdir(parents=True)
     (root / ".gitignore").write_text("build/\n*.log\n")
     (root / "src.c").write_text("int x;\n")
-    recorder = Recorder(state, "s1", [root])
+    recorder, roots = Recorder(state, "s1"), [root]
 
     def change() -> None:
         (root / "src.c").write_text("int y;\n")
         (root / "build" / "out.o").write_text("object\n")
         (root / "run.log").write_text("log\n")
 
-    (checkpoint,) = _record_command(recorder, change)
+    (checkpoint,) = _record_command(recorder, roots, change)
     assert checkpoint.files == ("src.c",)
     _restore(state, checkpoint)
     assert (root / "build" / "out.o").read_text() == "object\n"
     assert (root / "run.log").read_text() == "log\n"
-    assert _record_files(recorder, [root / "x.log"], lambda: (root / "x.log").write_text("1")) == ()
+    assert (
+        _record_files(recorder, roots, [root / "x.log"], lambda: (root / "x.log").write_text("1"))
+        == ()
+    )
 
 
 def test_an_exact_files_checkpoint_records_only_those_files(tmp_path: Path) -> None:
@@ -110,15 +117,15 @@ def test_an_exact_files_checkpoint_records_only_those_files(tmp_path: Path) -> N
     root.mkdir()
     (root / "a.txt").write_text("one\n")
     (root / "other.txt").write_text("other\n")
-    recorder = Recorder(state, "s1", [root])
+    recorder, roots = Recorder(state, "s1"), [root]
     (checkpoint,) = _record_files(
-        recorder, [root.resolve() / "a.txt"], lambda: (root / "a.txt").write_text("two\n")
+        recorder, roots, [root.resolve() / "a.txt"], lambda: (root / "a.txt").write_text("two\n")
     )
     assert checkpoint.files == ("a.txt",)
     shadow = Shadow(state, root.resolve(), "s1")
     assert set(shadow.files(checkpoint.before, ["other.txt"]).values()) == {None}
     (created,) = _record_files(
-        recorder, [root.resolve() / "new.txt"], lambda: (root / "new.txt").write_text("n\n")
+        recorder, roots, [root.resolve() / "new.txt"], lambda: (root / "new.txt").write_text("n\n")
     )
     assert created.before == EMPTY_TREE
     _restore(state, created)
@@ -129,9 +136,9 @@ def test_a_file_changed_since_is_named_and_kept_unless_forced(tmp_path: Path) ->
     root, state = tmp_path / "ws", tmp_path / "state"
     root.mkdir()
     (root / "a.txt").write_text("v1\n")
-    recorder = Recorder(state, "s1", [root])
+    recorder, roots = Recorder(state, "s1"), [root]
     (checkpoint,) = _record_files(
-        recorder, [root.resolve() / "a.txt"], lambda: (root / "a.txt").write_text("v2\n")
+        recorder, roots, [root.resolve() / "a.txt"], lambda: (root / "a.txt").write_text("v2\n")
     )
     (root / "a.txt").write_text("the user's v3\n")
     assert _restore(state, checkpoint) == ["a.txt"]
@@ -148,7 +155,7 @@ def test_bytes_modes_and_links_come_back_exactly(tmp_path: Path) -> None:
     (root / "run.sh").write_text("#!/bin/sh\n")
     (root / "run.sh").chmod(0o755)
     os.symlink("crlf.txt", root / "link")
-    recorder = Recorder(state, "s1", [root])
+    recorder, roots = Recorder(state, "s1"), [root]
 
     def change() -> None:
         (root / "crlf.txt").write_bytes(b"changed")
@@ -156,7 +163,7 @@ def test_bytes_modes_and_links_come_back_exactly(tmp_path: Path) -> None:
         (root / "link").unlink()
         (root / "link").write_text("no longer a link")
 
-    (checkpoint,) = _record_command(recorder, change)
+    (checkpoint,) = _record_command(recorder, roots, change)
     _restore(state, checkpoint)
     assert (root / "crlf.txt").read_bytes() == b"a\r\nb\n\x00\xff"
     assert os.access(root / "run.sh", os.X_OK)
@@ -167,16 +174,16 @@ def test_the_workspace_git_is_untouched_and_no_program_of_it_runs(tmp_path: Path
     repo = make_hostile_repo(tmp_path)
     state = tmp_path / "state"
     before = repo.git_dir_digest()
-    recorder = Recorder(state, "s1", [repo.root])
+    recorder, roots = Recorder(state, "s1"), [repo.root]
 
     def change() -> None:
         (repo.root / "a.txt").write_text("by the agent\n")
         (repo.root / "c.md").write_text("md too\n")
 
-    (checkpoint,) = _record_command(recorder, change)
+    (checkpoint,) = _record_command(recorder, roots, change)
     assert set(checkpoint.files) == {"a.txt", "c.md"}
     (single,) = _record_files(
-        recorder, [repo.root / "b.dat"], lambda: (repo.root / "b.dat").write_text("x\n")
+        recorder, roots, [repo.root / "b.dat"], lambda: (repo.root / "b.dat").write_text("x\n")
     )
     _restore(state, checkpoint)
     _restore(state, single)
@@ -195,8 +202,8 @@ def test_a_nested_repository_without_a_commit_does_not_stop_a_snapshot(tmp_path:
 
     subprocess.run(["git", "init", "-q", str(root / "nested")], check=True)
     (root / "top.txt").write_text("1")
-    recorder = Recorder(tmp_path / "state", "s1", [root])
-    (checkpoint,) = _record_command(recorder, lambda: (root / "top.txt").write_text("2"))
+    recorder, roots = Recorder(tmp_path / "state", "s1"), [root]
+    (checkpoint,) = _record_command(recorder, roots, lambda: (root / "top.txt").write_text("2"))
     assert checkpoint.files == ("top.txt",)
 
 
@@ -204,16 +211,16 @@ def test_the_state_dir_inside_the_root_is_not_recorded(tmp_path: Path) -> None:
     root = tmp_path / "ws"
     state = root / ".state"
     root.mkdir()
-    recorder = Recorder(state, "s1", [root])
-    (checkpoint,) = _record_command(recorder, lambda: (root / "f").write_text("1"))
+    recorder, roots = Recorder(state, "s1"), [root]
+    (checkpoint,) = _record_command(recorder, roots, lambda: (root / "f").write_text("1"))
     assert checkpoint.files == ("f",)
 
 
 def test_trees_are_kept_by_session_refs(tmp_path: Path) -> None:
     root, state = tmp_path / "ws", tmp_path / "state"
     root.mkdir()
-    recorder = Recorder(state, "s1", [root])
-    (checkpoint,) = _record_command(recorder, lambda: (root / "f").write_text("1"))
+    recorder, roots = Recorder(state, "s1"), [root]
+    (checkpoint,) = _record_command(recorder, roots, lambda: (root / "f").write_text("1"))
     shadow = Shadow(state, root.resolve(), "s1")
     refs = shadow.git("for-each-ref", "--format=%(objectname)", "refs/sessions/s1/").split()
     assert checkpoint.after.encode() in refs
