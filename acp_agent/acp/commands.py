@@ -62,7 +62,6 @@ from acp_agent.journal.events import SourceKind, source
 from acp_agent.session.errors import UnknownModel
 from acp_agent.session.service import PendingPrompt, Session
 from acp_agent.tools.display import DiffView, View
-from acp_agent.transport.connection import Deferred
 from acp_agent.tools.permissions import (
     MODES,
     AskFailed,
@@ -71,6 +70,7 @@ from acp_agent.tools.permissions import (
     PermissionOption,
     PermissionRequest,
 )
+from acp_agent.transport.connection import Deferred
 from acp_agent.turn.ports import new_id
 
 if TYPE_CHECKING:

@@ -203,7 +203,7 @@ async def test_rewind_restores_files_refuses_files_changed_since_and_force_overw
     assert repo.markers() == []
     assert repo.git_dir_digest() == git_before
     # the child keeps the checkpoints it copied: its own refs in the shadow repository
-    header, *events = read_jsonl(state_dir / "sessions" / child / "journal.jsonl")
+    _header, *events = read_jsonl(state_dir / "sessions" / child / "journal.jsonl")
     trees = {c["before"] for r in tool_results(events) for c in r.get("checkpoints", [])}
     refs = _session_refs(state_dir, child)
     assert trees and trees <= refs | {"4b825dc642cb6eb9a060e54bf8d69288fbee4904"}
