@@ -50,7 +50,6 @@ from acp_agent.session.errors import (
     UnknownModel,
     UnknownSession,
 )
-from acp_agent.session.fork import files_to_restore
 from acp_agent.session.opening import Opened, create_journal, fork_journal, open_journal
 from acp_agent.session.resources import with_linked_files
 from acp_agent.session.settings import SessionSettings, load_settings, save_settings
@@ -436,6 +435,8 @@ class Sessions(Generic[Obs]):
         wrote them, unless ``force``)."""
         if not restore_files:
             return await self.fork(parent_id, None, at_turn=to_turn)
+        from acp_agent.session.fork import files_to_restore  # as opening.py: only a fork needs it
+
         live = self._open.get(parent_id)
         if live is not None:
             await _flush_admitted(live.actor)

@@ -250,3 +250,23 @@ def _session_refs(state_dir: Path, session_id: str) -> set[str]:
         )
         found |= set(out.stdout.split())
     return found
+
+
+async def test_review_in_a_hostile_repository_runs_none_of_its_programs(
+    tmp_path: Path, state_dir: Path, agent_env: dict[str, str]
+) -> None:
+    repo = make_hostile_repo(tmp_path / "hostile")
+    git_before = repo.git_dir_digest()
+    log = tmp_path / "requests.jsonl"
+    script = write_script(tmp_path / "s.jsonl", {"text": "looks fine"})
+    env = {**agent_env, "ACP_AGENT_SCRIPT_REQUESTS": str(log)}
+    async with RawAgent(serve_command(script), env=env, respond_to=Permissions()) as agent:
+        await agent.request("initialize", INIT)
+        await agent.request("session/new", new_params(repo.root, "v"))
+        reviewed = await agent.request("session/prompt", prompt("v", "/review"))
+    assert reviewed["result"] == {"stopReason": "end_turn"}
+    (request,) = read_requests(log)
+    context = "".join(b.get("text", "") for m in request["messages"] for b in m["content"])
+    assert "+changed" in context and "?? new.txt" in context
+    assert repo.markers() == []
+    assert repo.git_dir_digest() == git_before
