@@ -30,6 +30,7 @@ FLOORS: tuple[tuple[str, ...], ...] = (
         "acp_agent.config_file",
         "acp_agent.logs",
         "acp_agent.safegit",
+        "acp_agent.controls",
     ),
     # the journal and the wire, knowing nothing of sessions
     ("acp_agent.journal", "acp_agent.transport"),

@@ -25,6 +25,7 @@ from pathlib import Path
 
 import msgspec
 
+from acp_agent.controls import without_controls
 from acp_agent.journal.events import SessionHeader
 from acp_agent.journal.files import fsync_dir
 from acp_agent.journal.paths import InvalidSessionId, journal_path, session_dir, validate_session_id
@@ -90,9 +91,10 @@ def client_titled(directory: Path) -> bool:
 
 def read_title(directory: Path) -> str | None:
     try:
-        return (directory / TITLE_FILE).read_text(encoding="utf-8") or None
+        title = (directory / TITLE_FILE).read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError):
         return None
+    return without_controls(title) or None  # a title an older version wrote may hold some
 
 
 def summary(state_dir: Path, session_id: str) -> SessionSummary | None:
