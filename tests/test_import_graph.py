@@ -31,6 +31,7 @@ FLOORS: tuple[tuple[str, ...], ...] = (
         "acp_agent.logs",
         "acp_agent.safegit",
         "acp_agent.controls",
+        "acp_agent.images",
     ),
     # the journal and the wire, knowing nothing of sessions
     ("acp_agent.journal", "acp_agent.transport"),
