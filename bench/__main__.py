@@ -25,6 +25,7 @@ from pathlib import Path
 from bench import lab as lab_module
 from bench.cases import (
     cancel,
+    checkpoints,
     first_token,
     inject,
     memory,
@@ -62,6 +63,7 @@ CASES: dict[str, Case] = {
     "first_token": first_token.run,
     "remote": remote.run,
     "startup": startup.run,
+    "checkpoints": checkpoints.run,
 }
 ORDER = [
     "inject",
@@ -74,6 +76,7 @@ ORDER = [
     "request",
     "first_token",
     "remote",
+    "checkpoints",
 ]
 KEY_ORDER = [
     "inject_durable_p50",
@@ -107,6 +110,7 @@ KEY_ORDER = [
     "first_token_typing",
     "remote_ws_round_trip",
     "remote_ws_stream",
+    "checkpoint_run_command",
 ]
 
 
