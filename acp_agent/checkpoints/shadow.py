@@ -90,6 +90,7 @@ class Shadow:
         self.session_id = session_id
         self.index = self.git_dir / "indexes" / session_id
         self._state_dir = state_dir
+        self._refusal: str | None = None
         self._env = git_env(
             [("core.excludesFile", os.devnull)],
             variables={
@@ -162,14 +163,19 @@ class Shadow:
 
     def _refuse_too_large(self) -> None:
         """Before a session's first whole snapshot of the root: refuse the home directory, ``/``
-        and a tree of more than ``MAX_FILES`` files (a checkpoint would copy all of it)."""
+        and a tree of more than ``MAX_FILES`` files (a checkpoint would copy all of it). The
+        refusal is remembered: the tree is not walked again at every command."""
+        if self._refusal is not None:
+            raise ShadowError(self._refusal)
         if self.index.exists():
             return
-        if self.root.resolve() in (Path("/"), Path.home().resolve()):
-            raise ShadowError(f"{self.root} is not snapshotted whole (the home directory or /)")
-        listed = self.git("ls-files", "-z", "--others", "--exclude-standard")
-        if listed.count(b"\0") > MAX_FILES:
-            raise ShadowError(f"{self.root} has more than {MAX_FILES} files: not snapshotted")
+        real = self.root.resolve()
+        if real == Path(real.anchor) or real == _home():
+            self._refusal = f"{self.root} is not snapshotted whole (the home directory or /)"
+        elif self.git("ls-files", "-z", "--others", "--exclude-standard").count(b"\0") > MAX_FILES:
+            self._refusal = f"{self.root} has more than {MAX_FILES} files: not snapshotted whole"
+        if self._refusal is not None:
+            raise ShadowError(self._refusal)
 
     def _with(
         self, variables: dict[str, str], *args: str, input_bytes: bytes | None = None
@@ -259,6 +265,13 @@ class Shadow:
         if lines:
             self.git("update-ref", "--stdin", input_bytes=lines)
         self.index.unlink(missing_ok=True)
+
+
+def _home() -> Path | None:
+    try:
+        return Path.home().resolve()
+    except RuntimeError:  # no HOME, no passwd entry
+        return None
 
 
 def blob_id(data: bytes) -> str:

@@ -239,3 +239,23 @@ def test_current_hashes_like_git(tmp_path: Path) -> None:
         and found.sha == blob_id(b"hello\n") == "ce013625030ba8dba906f756967f9e9ca394464a"
     )
     assert current(tmp_path / "missing") is None
+
+
+def test_a_tree_too_large_is_refused_once_and_remembered(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from acp_agent.checkpoints import shadow as shadow_module
+
+    root = tmp_path / "ws"
+    root.mkdir()
+    for n in range(5):
+        (root / f"f{n}").write_text("x")
+    monkeypatch.setattr(shadow_module, "MAX_FILES", 3)
+    recorder, roots = Recorder(tmp_path / "state", "s1"), [root]
+    assert _record_command(recorder, roots, lambda: (root / "f0").write_text("y")) == ()
+    shadow = recorder.shadow(root.resolve())
+    assert shadow._refusal is not None and "more than 3 files" in shadow._refusal
+    (edited,) = _record_files(
+        recorder, roots, [root.resolve() / "f1"], lambda: (root / "f1").write_text("z")
+    )
+    assert edited.files == ("f1",)  # an edit tool's exact file is still recorded
