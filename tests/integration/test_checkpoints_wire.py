@@ -270,3 +270,28 @@ async def test_review_in_a_hostile_repository_runs_none_of_its_programs(
     assert "+changed" in context and "?? new.txt" in context
     assert repo.markers() == []
     assert repo.git_dir_digest() == git_before
+
+
+async def test_a_cancelled_command_journals_what_it_changed_and_undo_reverts_it(
+    tmp_path: Path, workspace: Path, state_dir: Path, agent_env: dict[str, str]
+) -> None:
+    import asyncio
+
+    started = workspace / "started"
+    command = f"echo half > half.txt && touch {started} && sleep 60"
+    script = write_script(tmp_path / "s.jsonl", call("r1", "run_command", command=command))
+    async with RawAgent(serve_command(script), env=agent_env, respond_to=Permissions()) as agent:
+        await agent.request("initialize", INIT)
+        await agent.request("session/new", new_params(workspace, "c"))
+        running = asyncio.create_task(agent.request("session/prompt", prompt("c", "go")))
+        for _ in range(400):  # the command's own marker: it has written half.txt
+            if started.exists() or running.done():
+                break
+            await asyncio.sleep(0.025)
+        await agent.notify("session/cancel", {"sessionId": "c"})
+        assert (await running)["result"]["stopReason"] == "cancelled"
+        await agent.request("session/prompt", prompt("c", "/undo"))
+    (result,) = tool_results(check_journal(state_dir, "c", workspace).events)
+    assert result["isError"] is True
+    assert result["checkpoints"][0]["files"] == ["half.txt", "started"]
+    assert not (workspace / "half.txt").exists()
