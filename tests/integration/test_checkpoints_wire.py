@@ -87,6 +87,7 @@ async def test_undo_asks_with_the_diff_restores_the_last_turn_and_tells_the_mode
         undone = await agent.request("session/prompt", prompt("u", "/undo"))
         again = await agent.request("session/prompt", prompt("u", "/undo"))
         await agent.request("session/prompt", prompt("u", "and now?"))
+    assert not (workspace / ".git").exists()  # no git repository: checkpoints work the same
     assert undone["result"] == {"stopReason": "end_turn"}
     assert (workspace / "a.txt").read_text() == "one\n"
     assert (workspace / "a.txt.bak").read_text() == "backup\n"
