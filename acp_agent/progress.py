@@ -26,6 +26,9 @@ class Progress(Protocol):
     def describe(self, text: str) -> None:
         """What is being worked on now (shown after the description)."""
 
+    def note(self, line: str) -> None:
+        """A line for stderr, printed above the bar when there is one."""
+
 
 class _Quiet:
     def advance(self, count: int = 1) -> None:
@@ -33,6 +36,9 @@ class _Quiet:
 
     def describe(self, text: str) -> None:
         pass
+
+    def note(self, line: str) -> None:
+        print(line, file=sys.stderr, flush=True)
 
 
 class _Bar:
@@ -44,6 +50,9 @@ class _Bar:
 
     def describe(self, text: str) -> None:
         self._bar.set_postfix_str(text, refresh=False)
+
+    def note(self, line: str) -> None:
+        self._bar.write(line, file=sys.stderr)
 
 
 def shows_progress(stream: IO[str] | None = None) -> bool:

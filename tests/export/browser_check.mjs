@@ -30,14 +30,13 @@ try {
   await page.goto(url, { waitUntil: "load" });
   const structure = await page.evaluate(() => {
     const all = (s) => Array.from(document.querySelectorAll(s));
-    const shown = (el) => { const r = el.getBoundingClientRect(); return r.width > 0 && r.height > 0; };
     return {
       title: document.title,
       turns: all("article.turn").map((a) => a.id),
       messages: all("main > section.message").map((s) => ({ id: s.id, source: s.querySelector(".source")?.textContent })),
       tools: all("section.tool .name").map((n) => n.textContent),
       thoughts_folded: all("details.thought").map((d) => !d.open),
-      thought_text_visible: all("details.thought p").some(shown),
+      thought_text_visible: all("details.thought p").some((p) => p.checkVisibility()),
       images: all("img").map((i) => ({ loaded: i.complete && i.naturalWidth > 0, src: i.src.slice(0, 22) })),
       diffs: all("pre.diff").length,
       timeline: all("nav.timeline li a").map((a) => a.getAttribute("href")),
@@ -47,7 +46,13 @@ try {
     };
   });
   await page.screenshot({ path: shot, fullPage: true });
-  console.log(JSON.stringify({ console: console_messages, page_errors, requests, structure, shot }));
+  // Unfolding a thought shows its text (after the screenshot, which shows them folded).
+  let unfolded = null;
+  if (structure.thoughts_folded.length) {
+    await page.click("details.thought summary");
+    unfolded = await page.evaluate(() => document.querySelector("details.thought p").checkVisibility());
+  }
+  console.log(JSON.stringify({ console: console_messages, page_errors, requests, structure, unfolded, shot }));
 } finally {
   await context.close();
 }
