@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import shutil
 import subprocess
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -22,6 +23,7 @@ from acp_agent.cli import main
 from tests.export.sample import HOSTILE_TITLE, SESSION_ID, write_sample
 from tests.support.acp_schema import REPO_ROOT
 
+RecordProperty = Callable[[str, object], None]
 PLAYWRIGHT = REPO_ROOT / ".cache" / "npm-tools" / "node_modules"
 CHECK = Path(__file__).with_name("browser_check.mjs")
 ARTIFACTS = REPO_ROOT / ".cache" / "test-artifacts" / "export"
@@ -54,7 +56,7 @@ def open_in_browser(page: Path, shot: Path, profile: Path) -> dict[str, object]:
     return report
 
 
-def keep(shot: Path, name: str, record_property: pytest.RecordProperty) -> Path:
+def keep(shot: Path, name: str, record_property: RecordProperty) -> Path:
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     kept = ARTIFACTS / name
     shutil.copyfile(shot, kept)
@@ -64,7 +66,7 @@ def keep(shot: Path, name: str, record_property: pytest.RecordProperty) -> Path:
 
 
 def test_the_exported_page_renders_offline_with_its_structure(
-    tmp_path: Path, record_property: pytest.RecordProperty
+    tmp_path: Path, record_property: RecordProperty
 ) -> None:
     state = tmp_path / "state"
     write_sample(state)
