@@ -31,8 +31,9 @@ def _shown(match: re.Match[str]) -> str:
 
 
 def visible(text: str) -> str:
-    """``text`` with every control character but newline and tab written out as ``\\xNN``."""
-    return _CONTROL.sub(_shown, text)
+    """``text`` with every control character but newline and tab written out as ``\\xNN``
+    (a CR LF line end is a newline)."""
+    return _CONTROL.sub(_shown, text.replace("\r\n", "\n"))
 
 
 def one_line(text: str) -> str:

@@ -154,3 +154,12 @@ def test_a_large_session_exports_in_bounded_time() -> None:
 def test_turn_numbers_come_from_the_journal() -> None:
     (turn,) = build(HEADER, entries([TurnStart(7)])).turns
     assert isinstance(turn, Turn) and turn.number == 7
+
+
+def test_control_characters_are_written_out() -> None:
+    from acp_agent.export.text import one_line, visible
+
+    assert visible("a\x00b\x1b[1m\x7f\x85\x9b\tc\nd") == "a\\x00b\\x1b[1m\\x7f\\x85\\x9b\tc\nd"
+    assert visible("x\ud800y") == "x\ufffdy"
+    assert visible("a\r\nb\rc") == "a\nb\\x0dc"
+    assert one_line(" a\n\tb\r\n c ") == "a b c"
