@@ -15,6 +15,7 @@ from datetime import UTC, datetime
 
 from acp_agent.content import ContentBlock, ImageContent, plain_text
 from acp_agent.export.view import Turn
+from acp_agent.journal.events import StepUsage
 from acp_agent.tools.display import DiffView
 
 PREVIEW_CHARS = 80
@@ -85,9 +86,20 @@ def usage_line(turn: Turn) -> str:
     parts = [plural(usage.requests, "model request"), plural(usage.tool_calls, "tool call")]
     if usage.failed_calls:
         parts[-1] += f" ({usage.failed_calls} failed)"
+    if usage.tokens is not None:
+        parts.append(tokens_line(usage.tokens))
+        if usage.tokens.cost is not None:
+            parts.append(f"${usage.tokens.cost:.4f}")
     if usage.duration_ms is not None:
         parts.append(duration(usage.duration_ms))
     return " · ".join(parts)
+
+
+def tokens_line(used: StepUsage) -> str:
+    line = f"{used.input_tokens:,} in, {used.output_tokens:,} out tokens"
+    extra = [f"{used.reasoning_tokens:,} reasoning"] if used.reasoning_tokens else []
+    extra += [f"{used.cached_tokens:,} cached"] if used.cached_tokens else []
+    return line + (f" ({', '.join(extra)})" if extra else "")
 
 
 def diff_lines(view: DiffView) -> list[str]:

@@ -13,8 +13,8 @@ session of any size costs time in proportion to its events. It is lenient like `
 journal that breaks the invariant still renders (a turn left open shows as open). ``tick`` is
 called once per entry, for a progress bar.
 
-The journal holds no token counts: a turn's usage is what its events say (model requests, tool
-calls, failed calls, its duration).
+A turn's usage is what its events say: model requests, tool calls, failed calls, its duration,
+and the tokens (and cost) its assistant messages recorded, where the provider reported them.
 """
 
 from __future__ import annotations
@@ -34,6 +34,7 @@ from acp_agent.journal.events import (
     Source,
     SteeringMessage,
     StepStart,
+    StepUsage,
     TextPart,
     ThoughtPart,
     ToolCall,
@@ -119,6 +120,8 @@ class TurnUsage:
     failed_calls: int
     duration_ms: int | None
     """``None``: the turn has no ``turn/end``."""
+    tokens: StepUsage | None = None
+    """Its requests' usage added up, as the journal recorded it (``None``: none reported)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -190,6 +193,7 @@ class _OpenTurn:
     prompt: Message | None = None
     items: list[TurnItem] = field(default_factory=list)
     requests: int = 0
+    tokens: StepUsage | None = None
 
     def close(self, end: Entry | None) -> Turn:
         reason = end.event.reason if end is not None and isinstance(end.event, TurnEnd) else None
@@ -200,6 +204,7 @@ class _OpenTurn:
             tool_calls=len(runs),
             failed_calls=sum(1 for run in runs if run.is_error or run.result is None),
             duration_ms=None if ended is None else ended - self.start.time,
+            tokens=self.tokens,
         )
         return Turn(
             number=self.number,
@@ -276,8 +281,10 @@ def _into_turn(turn: _OpenTurn, entry: Entry, results: dict[_ResultKey, Entry]) 
             turn.items.append(Message(entry.seq, entry.time, event.source, content, steering=True))
         case StepStart():
             turn.requests += 1
-        case AssistantMessage():
+        case AssistantMessage(usage=used):
             turn.items.extend(_assistant(entry, event))
+            if used is not None:
+                turn.tokens = used if turn.tokens is None else turn.tokens.plus(used)
         case ToolCall():
             turn.items.append(_tool_run(entry, event, results.get(_key(event))))
         case AgentError():

@@ -22,6 +22,7 @@ from acp_agent.journal.events import (
     SteeringMessage,
     StepEnd,
     StepStart,
+    StepUsage,
     TextPart,
     ThoughtPart,
     ToolCall,
@@ -76,8 +77,10 @@ def _call(turn: int, step: int, call_id: str, name: str, arguments: JsonObject) 
     return ToolCall(turn, step, call_id, name, arguments)
 
 
-def _assistant(turn: int, step: int, *parts: AssistantPart) -> AssistantMessage:
-    return AssistantMessage(turn, step, f"a{turn}.{step}", list(parts))
+def _assistant(
+    turn: int, step: int, *parts: AssistantPart, usage: StepUsage | None = None
+) -> AssistantMessage:
+    return AssistantMessage(turn, step, f"a{turn}.{step}", list(parts), usage=usage)
 
 
 def _turn_one() -> list[Event]:
@@ -97,13 +100,19 @@ def _turn_one() -> list[Event]:
             ThoughtPart("The second line should be upper case. I will edit it."),
             TextPart("Editing notes.txt."),
             ToolCallPart("call-1", "edit_file", {"path": "notes.txt"}),
+            usage=StepUsage(1200, 80, reasoning_tokens=30, cost=0.0021),
         ),
         _call(1, 1, "call-1", "edit_file", {"path": "notes.txt", "old": "two", "new": "TWO"}),
         ToolResult(1, 1, "call-1", [shown_as("Edited notes.txt (1 change).", diff)], False),
         StepEnd(1, 1),
         _user("c2", _text("CI: lint passed on the edit."), "x-ci", job="lint"),
         StepStart(1, 2),
-        _assistant(1, 2, TextPart("Done: line 2 now reads TWO.")),
+        _assistant(
+            1,
+            2,
+            TextPart("Done: line 2 now reads TWO."),
+            usage=StepUsage(1400, 40, cached_tokens=1000, cost=0.0009),
+        ),
         StepEnd(1, 2),
         TurnEnd(1, TurnEndReason(TurnEndKind.COMPLETED)),
     ]

@@ -100,7 +100,10 @@ def test_html_has_the_structure() -> None:
     assert '<pre class="diff">' in page and '<span class="add">+TWO</span>' in page
     for anchor in ("#seq-1", "#seq-2", "#turn-1", "#seq-15", "#seq-16", "#turn-2"):
         assert f'href="{anchor}"' in page
-    assert "2 model requests · 1 tool call · 1.6 s" in page
+    assert (
+        "2 model requests · 1 tool call · 2,600 in, 120 out tokens (30 reasoning, 1,000 cached)"
+        " · $0.0030 · 1.6 s"
+    ) in page
     assert "1 tool call (1 failed)" in page
 
 
