@@ -1,17 +1,16 @@
 """A request's usage reaches the journal (``assistant/message.usage``) and the export shows it.
 
 The real agent over stdio with the script model, whose lines may carry ``usage`` as a provider
-reports it; then ``acp-agent journal export`` of that session.
+reports it; then ``acp-agent journal export`` of that session (in-process).
 """
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
+from acp_agent.cli import main
 from tests.integration.support import check_journal, serve_command, write_script
 from tests.support.recording import recorded_agent
 
@@ -42,21 +41,9 @@ async def test_usage_is_journaled_and_exported(
         {"inputTokens": 950, "outputTokens": 5},
         None,
     ]
-    exported = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "acp_agent",
-            "journal",
-            "export",
-            sid,
-            "--state-dir",
-            str(state_dir),
-        ],
-        capture_output=True,
-        text=True,
-        timeout=30,
-        check=True,
-    ).stdout
+    page = tmp_path / "t.html"
+    argv = ["journal", "export", sid, "--state-dir", str(state_dir), "-o", str(page)]
+    assert main(argv) == 0
+    exported = page.read_text("utf-8")
     assert "1,850 in, 30 out tokens (7 reasoning) · $0.0020" in exported
     assert exported.count(" out tokens") == 2  # turn 1: its header, its timeline row
