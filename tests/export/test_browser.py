@@ -24,6 +24,7 @@ from tests.export.sample import HOSTILE_TITLE, SESSION_ID, write_sample
 from tests.support.acp_schema import REPO_ROOT
 
 RecordProperty = Callable[[str, object], None]
+PLAYWRIGHT_CORE_VERSION = "1.65.1"  # PLAYWRIGHT_CORE_VERSION in the Makefile
 PLAYWRIGHT = REPO_ROOT / ".cache" / "npm-tools" / "node_modules"
 CHECK = Path(__file__).with_name("browser_check.mjs")
 ARTIFACTS = REPO_ROOT / ".cache" / "test-artifacts" / "export"
@@ -47,8 +48,10 @@ def node() -> str:
 
 def open_in_browser(page: Path, shot: Path, profile: Path) -> dict[str, object]:
     browser, runtime = chromium(), node()
-    if not (PLAYWRIGHT / "playwright-core" / "package.json").is_file():
+    package = PLAYWRIGHT / "playwright-core" / "package.json"
+    if not package.is_file():
         pytest.fail(f"playwright-core is missing under {PLAYWRIGHT}: run `make install`")
+    assert json.loads(package.read_text())["version"] == PLAYWRIGHT_CORE_VERSION
     argv = [runtime, str(CHECK), str(PLAYWRIGHT), browser, str(page), str(shot), str(profile)]
     done = subprocess.run(argv, capture_output=True, text=True, timeout=90, check=False)
     assert done.returncode == 0, done.stderr
