@@ -2,11 +2,14 @@
 // chromium) and print one JSON object: console messages and page errors, every request the page
 // made besides itself, what the structure holds, and where the screenshot went.
 //
-//   node browser_check.mjs PLAYWRIGHT_DIR CHROMIUM PAGE.html SHOT.png USER_DATA_DIR
+//   node browser_check.mjs PLAYWRIGHT_DIR CHROMIUM PAGE.html SHOT.png USER_DATA_DIR [viewport]
+//
+// "viewport": the screenshot holds the first screen only (a whole page of a thousand turns is
+// taller than Chromium captures in one go).
 import { createRequire } from "node:module";
 import { pathToFileURL } from "node:url";
 
-const [playwrightDir, chromium, page_path, shot, userData] = process.argv.slice(2);
+const [playwrightDir, chromium, page_path, shot, userData, extent] = process.argv.slice(2);
 const require = createRequire(pathToFileURL(playwrightDir + "/").href);
 const { chromium: browserType } = require("playwright-core");
 
@@ -45,7 +48,7 @@ try {
       body_width: document.body.scrollWidth,
     };
   });
-  await page.screenshot({ path: shot, fullPage: true });
+  await page.screenshot({ path: shot, fullPage: extent !== "viewport" });
   // Unfolding a thought shows its text (after the screenshot, which shows them folded).
   let unfolded = null;
   if (structure.thoughts_folded.length) {

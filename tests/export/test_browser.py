@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 
 from acp_agent.cli import main
-from tests.export.sample import HOSTILE_TITLE, SESSION_ID, write_sample
+from tests.export.sample import HOSTILE_TITLE, SESSION_ID, large_events, write_sample
 from tests.support.acp_schema import REPO_ROOT
 
 RecordProperty = Callable[[str, object], None]
@@ -46,13 +46,16 @@ def node() -> str:
     return found
 
 
-def open_in_browser(page: Path, shot: Path, profile: Path) -> dict[str, object]:
+def open_in_browser(
+    page: Path, shot: Path, profile: Path, *, whole_page: bool = True
+) -> dict[str, object]:
     browser, runtime = chromium(), node()
     package = PLAYWRIGHT / "playwright-core" / "package.json"
     if not package.is_file():
         pytest.fail(f"playwright-core is missing under {PLAYWRIGHT}: run `make install`")
     assert json.loads(package.read_text())["version"] == PLAYWRIGHT_CORE_VERSION
     argv = [runtime, str(CHECK), str(PLAYWRIGHT), browser, str(page), str(shot), str(profile)]
+    argv += [] if whole_page else ["viewport"]
     done = subprocess.run(argv, capture_output=True, text=True, timeout=90, check=False)
     assert done.returncode == 0, done.stderr
     report: dict[str, object] = json.loads(done.stdout.strip().splitlines()[-1])
@@ -102,3 +105,21 @@ def test_the_exported_page_renders_offline_with_its_structure(
     assert structure["body_width"] == 1100  # nothing overflows the viewport sideways
     assert shot.stat().st_size > 10_000 and shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     keep(shot, "sample.png", record_property)
+
+
+def test_a_large_session_opens_in_the_browser(
+    tmp_path: Path, record_property: RecordProperty
+) -> None:
+    """1,200 turns, 10,800 events (1.4 MB of HTML): the per-test timeout is the bound."""
+    state = tmp_path / "state"
+    write_sample(state, "big", large_events(1200))
+    page = tmp_path / "big.html"
+    assert main(["journal", "export", "big", "--state-dir", str(state), "-o", str(page)]) == 0
+    shot = tmp_path / "big.png"
+    report = open_in_browser(page, shot, tmp_path / "profile", whole_page=False)
+    assert report["console"] == [] and report["page_errors"] == [] and report["requests"] == []
+    structure = report["structure"]
+    assert isinstance(structure, dict)
+    assert len(structure["turns"]) == 1200 and len(structure["tools"]) == 1200
+    assert len(structure["timeline"]) == 1200  # its contexts are drained into the turns
+    keep(shot, "large.png", record_property)
