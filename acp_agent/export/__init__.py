@@ -1,10 +1,10 @@
 """A session's journal as a transcript people read: one self-contained HTML page, or Markdown.
 
 ``acp-agent journal export SESSION`` (``journal_cli.py``) and the ``/export`` slash command
-(``commands/export.py``) both come here. ``view.py`` builds the transcript from the journal's
-entries, once; ``html.py`` and ``markdown.py`` render it; ``text.py`` holds what both need
-(escaping first of all). Nothing here is imported on the server's start-up path: only an export
-loads it.
+(``commands/export.py``) both come here. ``build.py`` makes the transcript (``view.py``) from
+the journal's entries, once; ``html.py`` and ``markdown.py`` render it; ``text.py`` holds what
+both need (escaping first of all). Nothing here is imported on the server's start-up path: only
+an export loads it.
 """
 
 from __future__ import annotations
@@ -12,7 +12,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from enum import StrEnum
 
-from acp_agent.export.view import Transcript, build
+from acp_agent.export.build import build
+from acp_agent.export.view import Transcript
 from acp_agent.journal.events import Entry, SessionHeader
 from acp_agent.progress import progress
 

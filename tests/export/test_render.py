@@ -11,8 +11,9 @@ import pytest
 
 from acp_agent.content import ImageContent, TextContent
 from acp_agent.export import Format, export_text, render
+from acp_agent.export.build import build
 from acp_agent.export.style import CSP, CSS
-from acp_agent.export.view import Message, ToolRun, Turn, build
+from acp_agent.export.view import Message, ToolRun, Turn
 from acp_agent.journal.events import TurnStart, UserMessage, source
 from tests.export.sample import HEADER, HOSTILE, HOSTILE_TITLE, entries, events, large_events
 
