@@ -46,6 +46,7 @@ from acp_agent.journal.writer import JournalHealth
 from acp_agent.model.base import ModelProvider
 from acp_agent.model.registry import ModelCatalog
 from acp_agent.model.script import ScriptModel
+from acp_agent.permissions.book import RuleBook
 from acp_agent.session.admission import AdditionalContext, Admission, AllowAll
 from acp_agent.session.compaction import DEFAULT_CONTEXT_WINDOW
 from acp_agent.session.crossref import snapshot
@@ -143,11 +144,15 @@ class Agent:
         models: Models = model if isinstance(model, ModelCatalog) else OneModel(model)
 
         def runner(header: SessionHeader) -> ToolRunner:
-            allowed = permissions(header) if permissions else Permissions(session_id=header.id)
+            allowed = permissions(header) if permissions else default_permissions(header)
             context = ToolContext(header.id, Path(header.cwd), permissions=allowed)
             chosen = tools(header) if tools else [ReadFile()]
             hooked = SessionToolHooks(hooks) if hooks else None
             return ToolRunner(chosen, context, tool_hooks or hooked)
+
+        def default_permissions(header: SessionHeader) -> Permissions:
+            rules = RuleBook(state_dir=state_dir).for_session(header.cwd)
+            return Permissions(session_id=header.id, rules=rules)
 
         def admit(header: SessionHeader) -> Admission:
             return admission or (hooks.admission_for(header.cwd) if hooks else AllowAll())

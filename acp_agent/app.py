@@ -56,6 +56,9 @@ from acp_agent.journal.writer import JournalWriter
 from acp_agent.mcp.hub import McpHub
 from acp_agent.model.registry import ModelCatalog
 from acp_agent.options import Options
+from acp_agent.permissions.book import RuleBook
+from acp_agent.permissions.config import rules_from as permission_rules
+from acp_agent.permissions.rules import Rule
 from acp_agent.session.admission import Admission
 from acp_agent.session.compaction import DEFAULT_CONTEXT_WINDOW
 from acp_agent.session.service import Sessions
@@ -241,6 +244,7 @@ async def serve_connection(
     signals: bool = True,
     initialized: InitializeParams | None = None,
     early: EarlySignals = no_early_signals,
+    rules: tuple[Rule, ...] = (),
 ) -> int:
     """Serve one connection; ``signals=False`` for an in-process server (tests). Built in one
     direction: connection, then sessions, then the router the connection serves.
@@ -253,7 +257,9 @@ async def serve_connection(
             guard.start_soon(_watch_signals, stop, early)
         async with conn:
             deadline = guard if signals else None
-            await _serve_sessions(conn, options, models, hooks, prompt, stop, deadline, initialized)
+            await _serve_sessions(
+                conn, options, models, hooks, prompt, stop, deadline, initialized, rules
+            )
             with anyio.move_on_after(0.3 if stop.signalled else None):
                 await conn.close()
         guard.cancel_scope.cancel()
@@ -269,10 +275,11 @@ async def _serve_sessions(
     stop: Shutdown,
     deadline: TaskGroup | None,
     initialized: InitializeParams | None = None,
+    rules: tuple[Rule, ...] = (),
 ) -> None:
     """The sessions' whole life on ``conn``: built, served, finished (``_finish_requests``),
     their terminals released, closed. ``deadline`` runs ``_deadline`` (with signals)."""
-    client = AcpClient(conn)
+    client = AcpClient(conn, RuleBook(rules, options.state_dir, options.config))
     if initialized is not None:
         client.capabilities = initialized.client_capabilities
     async with anyio.create_task_group() as tg:
@@ -333,8 +340,11 @@ def serve_process(
     that came meanwhile."""
     logs.configure(options.log_level, options.log_file)
     hooks = hooks_from(config, options.config)
+    rules = permission_rules(config, options.config)
     log.info("server_starting", model=models.default, state_dir=str(options.state_dir))
-    serve = partial(serve_connection, prompt=prompt, initialized=initialized, early=early)
+    serve = partial(
+        serve_connection, prompt=prompt, initialized=initialized, early=early, rules=rules
+    )
     source, sink = FdSource(fd_in, prefix=prefix), FdSink(fd_out)
     code = anyio.run(serve, options, models, hooks, source, sink)
     log.info("server_stopped", exit_code=code)

@@ -75,6 +75,10 @@ def checked_setup(options: Options) -> Setup:
         from acp_agent.hooks.config import config_from
 
         config_from(config, options.config)
+    if "permissions" in config:
+        from acp_agent.permissions.config import rules_from
+
+        rules_from(config, options.config)
     return Setup(config, models, prompt)
 
 

@@ -46,6 +46,7 @@ from acp_agent.acp.toolclient import (
 from acp_agent.content import TextContent
 from acp_agent.journal.events import Entry, SessionHeader, ToolCallPart
 from acp_agent.model.base import Usage
+from acp_agent.permissions.book import RuleBook
 from acp_agent.session.compaction import COMMANDS, CompactionProgress, SlashCommand
 from acp_agent.session.ports import Notice, NoticeKind, Severity, new_id
 from acp_agent.session.toolrun import ToolRunner
@@ -198,9 +199,11 @@ class AcpClient:
     and the capabilities its ``initialize`` advertised (until then, none). Builds each session's
     observer and its tools' view of the client."""
 
-    def __init__(self, conn: Connection) -> None:
+    def __init__(self, conn: Connection, rules: RuleBook | None = None) -> None:
         self.conn = conn
         self.capabilities = ClientCapabilities()
+        self.rules = rules or RuleBook()
+        """The permission rules of the process (config, and the state dir's project rules)."""
 
     def observer(self, header: SessionHeader, tools: ToolRunner) -> AcpObserver:
         caps, progress = self.capabilities, tools.context.progress
@@ -224,7 +227,11 @@ class AcpClient:
             writer=AcpClientWriter(conn, sid) if caps.fs.write_text_file else None,
             terminals=AcpTerminals(conn, sid) if caps.terminal else None,
             progress=AcpToolProgress(conn, sid),
-            permissions=Permissions(asker=AcpPermissionAsker(conn, sid), session_id=sid),
+            permissions=Permissions(
+                asker=AcpPermissionAsker(conn, sid),
+                session_id=sid,
+                rules=self.rules.for_session(header.cwd),
+            ),
             elicitation=AcpElicitation(conn, sid) if caps.elicitation_form else None,
         )
 

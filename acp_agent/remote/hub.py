@@ -49,6 +49,8 @@ from acp_agent.app import (
 from acp_agent.hooks.bridge import HookSet
 from acp_agent.model.registry import ModelCatalog
 from acp_agent.options import Options
+from acp_agent.permissions.book import RuleBook
+from acp_agent.permissions.rules import Rule
 from acp_agent.remote.claims import Claims, ConnectionSessions, Holder
 from acp_agent.session.system_prompt import PromptConfig
 from acp_agent.transport.connection import Connection
@@ -78,8 +80,10 @@ class Hub:
         models: ModelCatalog,
         hooks: HookSet,
         prompt: PromptConfig | None,
+        rules: tuple[Rule, ...] = (),
     ) -> None:
         self.options = options
+        self.rules = RuleBook(rules, options.state_dir, options.config)
         self.models = models
         self.hooks = hooks
         self.prompt = prompt
@@ -122,7 +126,7 @@ class Hub:
 
     async def _serve_sessions(self, served: Served, holder: Holder) -> None:
         conn, stop = served.conn, served.stop
-        client = AcpClient(conn)
+        client = AcpClient(conn, self.rules)
         async with anyio.create_task_group() as tg:
             options = self.options
             wiring = acp_wiring(

@@ -16,6 +16,7 @@ from acp_agent.hooks.config import config_from
 from acp_agent.model.config import providers_from
 from acp_agent.model.registry import BadModelSpec, ModelCatalog
 from acp_agent.options import Options
+from acp_agent.permissions.config import rules_from
 from acp_agent.remote.options import ListenError, listen_from
 from acp_agent.session.system_prompt import prompt_config_from
 from acp_agent.transport.prelude import SignalLatch
@@ -48,12 +49,13 @@ def run_listen(options: Options, args: argparse.Namespace) -> int:
         models = ModelCatalog(options.model, providers, context_window=options.context_window)
         hooks = HookSet.from_config(config_from(config, options.config).hooks)
         prompt = prompt_config_from(config, options.config)
+        rules = rules_from(config, options.config)
         sock = bind(listen)
     except (BadModelSpec, ConfigError, ListenError) as exc:
         print(f"acp-agent: {exc}", file=sys.stderr)
         return 2
     log.info("server_starting", model=models.default, state_dir=str(options.state_dir))
-    hub = Hub(options, models, hooks, prompt)
+    hub = Hub(options, models, hooks, prompt, rules)
     code = anyio.run(listen_and_serve, hub, listen, sock, latch.take)
     log.info("server_stopped", exit_code=code)
     exit_past_stuck_threads(code)

@@ -30,6 +30,7 @@ from acp_agent.tools.base import (
     confine,
 )
 from acp_agent.tools.files import kind_of
+from acp_agent.tools.guard import authorize_read
 
 NAME = "list_dir"
 MAX_ENTRIES = 1000
@@ -61,6 +62,7 @@ class ListDir:
 
     async def run(self, arguments: dict[str, object], ctx: ToolContext) -> ToolOutput:
         path = confine(parse(arguments, ListDirArgs, NAME).path, ctx)
+        await authorize_read(ctx, path)
         lines = await anyio.to_thread.run_sync(_listing, path)
         return ToolOutput([TextContent(text="\n".join(lines))])
 

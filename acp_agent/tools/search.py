@@ -19,6 +19,7 @@ import fnmatch
 import os
 import re
 import threading
+from collections.abc import Callable
 from pathlib import Path
 
 import anyio
@@ -35,6 +36,7 @@ from acp_agent.tools.base import (
     confine,
 )
 from acp_agent.tools.files import open_regular
+from acp_agent.tools.guard import authorize_read, withheld_reads
 
 NAME = "search"
 SKIP_DIRS = frozenset(
@@ -96,13 +98,16 @@ class Search:
             regex = re.compile(args.pattern, re.IGNORECASE if args.ignore_case else 0)
         except re.error as exc:
             raise ToolError(f"{NAME}: bad pattern {args.pattern!r}: {exc}") from exc
+        top = confine(args.path, ctx)
+        await authorize_read(ctx, top)
         walk = _Walk(
             regex,
-            confine(args.path, ctx),
+            top,
             ctx.cwd.resolve(),
             tuple(root.resolve() for root in ctx.all_roots()),
             args.glob,
             max(1, min(args.max_results, MAX_RESULTS)),
+            withheld_reads(ctx),
         )
         try:
             await anyio.to_thread.run_sync(walk.run, abandon_on_cancel=True)
@@ -118,6 +123,7 @@ class _Walk(msgspec.Struct):
     roots: tuple[Path, ...]
     glob: str | None
     max_results: int
+    withheld: Callable[[Path], bool] | None = None
     stop: threading.Event = msgspec.field(default_factory=threading.Event)
     lines: list[str] = msgspec.field(default_factory=list)
     chars: int = 0
@@ -166,6 +172,8 @@ class _Walk(msgspec.Struct):
         try:
             real = path.resolve()
             if not any(real.is_relative_to(root) for root in self.roots):
+                return None
+            if self.withheld is not None and self.withheld(real):
                 return None
             with open(open_regular(real, os.O_RDONLY, NAME), "rb") as file:
                 if os.fstat(file.fileno()).st_size > MAX_FILE_BYTES:
