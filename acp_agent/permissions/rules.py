@@ -94,12 +94,15 @@ def _matches(pattern: Pattern, subject: Subject) -> bool:
 
 
 def _weigh_command(rules: list[Rule], subject: Subject) -> Verdict:
-    from acp_agent.permissions.shell import analyse, fallback_commands
+    from acp_agent.permissions.shell import analyse, fallback_commands, unwrapped
 
     analysis = analyse(subject.value)
-    commands = analysis.commands
-    if not analysis.complete:
-        commands = commands + fallback_commands(subject.value)
+    seen = (
+        analysis.commands
+        if analysis.complete
+        else analysis.commands + fallback_commands(subject.value)
+    )
+    commands = [variant for words in seen for variant in unwrapped(words)]
     for effect in (Effect.DENY, Effect.ASK):
         for rule in rules:
             if rule.effect is effect and any(

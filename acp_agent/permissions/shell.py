@@ -6,7 +6,9 @@ Theory of operation
 quote removal, leading ``NAME=value`` assignments left out) wherever it stands: in a list (``;``,
 ``&&``, ``||``, ``&``), a pipeline, a subshell or ``{ …; }`` group, ``if``/``for``/``while``
 bodies, a function body, ``$(…)``, backticks, ``<(…)``, and, parsed again, the script of
-``sh -c``/``bash -c`` and the words of ``eval``. It also collects the files written by
+``sh -c``/``bash -c`` and the words of ``eval``. A ``deny`` or ``ask`` rule also sees each
+command without the wrappers that run the rest of it (``unwrapped``: ``sudo``, ``env``,
+``time``, ``xargs`` …); an ``allow`` rule sees the words as written. It also collects the files written by
 redirections (``>``, ``>>``, ``&>``, ``>|``, ``<>``), which ``rules`` weighs against the roots.
 
 ``complete`` is ``False`` when the parser could not see everything the shell would run: the
@@ -30,6 +32,9 @@ import msgspec
 
 WRITES = frozenset({">", ">>", ">|", "&>", "&>>", "<>", ">&"})
 SHELLS = frozenset({"sh", "bash", "zsh", "dash", "ksh"})
+WRAPPERS = frozenset(
+    {"time", "command", "builtin", "exec", "nohup", "nice", "env", "sudo", "xargs"}
+)
 _HIDDEN = re.compile(r"\$\(|`")
 _OPERATORS = re.compile(r"\|\||&&|[;|&\n()`]|\$\(")
 MAX_DEPTH = 4
@@ -123,6 +128,22 @@ def analyse(text: str) -> Analysis:
     walk = _Walk()
     walk.line(text, 0)
     return Analysis(tuple(walk.commands), tuple(walk.writes), walk.complete)
+
+
+def unwrapped(words: tuple[str, ...]) -> list[tuple[str, ...]]:
+    """``words`` and, while it starts with a program that runs the rest (``time``, ``env``,
+    ``sudo``, ``xargs`` …), the rest without it, its options and ``NAME=value`` words, and a
+    program named by its path also by its name: what ``deny`` and ``ask`` rules are also
+    matched against (``sudo rm x`` and ``/bin/rm x`` are an ``rm``)."""
+    found = [words]
+    while words and words[0].rsplit("/", 1)[-1] in WRAPPERS:
+        words = words[1:]
+        while words and (words[0].startswith("-") or "=" in words[0]):
+            words = words[1:]
+        if words:
+            found.append(words)
+    named = [(w[0].rsplit("/", 1)[-1], *w[1:]) for w in found if "/" in w[0]]
+    return found + named
 
 
 def fallback_commands(text: str) -> tuple[tuple[str, ...], ...]:
