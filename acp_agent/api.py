@@ -21,6 +21,10 @@ exceptions of ``acp_agent/session/errors.py`` (``UnknownSession``, ``SessionUnav
 Tools: sessions get ``read_file`` unless ``tools=`` says otherwise (``acp_agent.tools.registry
 .coding_tools()`` is the server's set). Writes and commands are decided by each session's
 ``Permissions`` (``permissions=``; by default mode ``ask`` with nobody to ask, so they are refused).
+Permission rules: ``[permissions]``-style rules are given per session through ``permissions=``
+(``Permissions(rules=RuleBook(config_rules, state_dir).for_session(cwd))``); by default each
+session sees the project rules saved under ``state_dir``. ``permissions_command(session.rules,
+rest)`` is ``/permissions [remove N]`` (its answer's text).
 ``session.inject_workspace_instructions()`` injects ``AGENTS.md`` and friends as ``plugin`` context,
 as the server does for every new session.
 
@@ -39,6 +43,7 @@ from pathlib import Path
 
 import anyio
 
+from acp_agent.commands.permissions import PermissionsMisuse, permissions_command
 from acp_agent.hooks.bridge import HookSet, SessionToolHooks
 from acp_agent.journal.events import SessionHeader, Source, SourceKind, source
 from acp_agent.journal.files import FileFactory
@@ -92,6 +97,7 @@ __all__ = [
     "ModelProvider",
     "Outcome",
     "PendingPrompt",
+    "PermissionsMisuse",
     "Placement",
     "PromptConfig",
     "PromptMode",
@@ -108,6 +114,7 @@ __all__ = [
     "UnknownModel",
     "UnknownSession",
     "compact_session",
+    "permissions_command",
     "reference_session",
     "source",
 ]

@@ -4,7 +4,7 @@
 (``/compact`` too: the actor serves it). Otherwise it answers with either
 
 - a ``PromptResult`` at once, with no turn, no model request and nothing journaled:
-  ``/status``, ``/model``, ``/mode``. Their answer is an agent message marked
+  ``/status``, ``/model``, ``/mode``, ``/permissions``. Their answer is an agent message marked
   ``_meta.acp_agent.command`` (``AcpObserver.command_answer``), sent before the prompt's
   response. ``/status`` is not journaled on purpose: it is a snapshot of live state (all of it
   derivable, or process-local like token counts), history holds only what the model saw or
@@ -48,6 +48,7 @@ from acp_agent.commands.commands import (
     skill_prompt,
     with_notes,
 )
+from acp_agent.commands.permissions import PermissionsMisuse, permissions_command
 from acp_agent.content import ContentBlock
 from acp_agent.errors import InvalidParams
 from acp_agent.journal.events import SourceKind, source
@@ -79,6 +80,8 @@ class SlashCommands:
                 return await self._model(session, invocation.rest)
             case Command.MODE:
                 return await self._mode(session, invocation.rest)
+            case Command.PERMISSIONS:
+                return await self._permissions(session, invocation.rest)
             case Command.INIT:
                 return await session.send(with_notes(INIT_INSTRUCTION, invocation.rest))
             case Command.REVIEW:
@@ -116,6 +119,13 @@ class SlashCommands:
         await session.set_mode(mode)
         await session.observer.mode_changed(str(mode), self.config_options(session))
         return await self._answer(session, Command.MODE, f"Mode: {mode}")
+
+    async def _permissions(self, session: AcpSession, rest: str) -> PromptResult:
+        try:
+            text = permissions_command(session.rules, rest)
+        except PermissionsMisuse as exc:
+            raise InvalidParams(str(exc), PROMPT_PATH) from exc
+        return await self._answer(session, Command.PERMISSIONS, text)
 
     async def _review(
         self, session: AcpSession, invocation: Invocation
