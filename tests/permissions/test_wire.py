@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import subprocess
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -21,7 +22,7 @@ pytestmark = pytest.mark.subprocess
 
 def steps(path: Path, *commands: str) -> Path:
     """One ``run_command`` then "done" per prompt."""
-    lines = []
+    lines: list[dict[str, Any]] = []
     for number, command in enumerate(commands, 1):
         lines += [
             {"toolCalls": [call(f"c{number}", "run_command", command=command)]},
