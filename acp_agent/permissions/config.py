@@ -16,11 +16,23 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import msgspec
+
 from acp_agent.config_file import ConfigError
 from acp_agent.permissions.patterns import PatternError, parse_pattern
 from acp_agent.permissions.rules import Effect, Rule, Source
 
 TABLE = "permissions"
+
+
+class PermissionsTable(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """``[permissions]``: lists of patterns (``run_command(PREFIX)``, ``edit(GLOB)``,
+    ``read(GLOB)``, ``web_fetch(HOST)``, ``mcp(SERVER/TOOL)``). Precedence: deny, then ask,
+    then allow, then the mode's default; ``deny`` holds in every mode."""
+
+    allow: list[str] = []
+    ask: list[str] = []
+    deny: list[str] = []
 
 
 def rules_from(config: dict[str, Any], path: Path | None) -> tuple[Rule, ...]:
