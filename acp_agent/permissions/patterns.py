@@ -3,9 +3,11 @@
 naming what is wrong) and matched against one thing a call does.
 
 - ``run_command(PREFIX)``: PREFIX is split into words as a shell would (quotes honoured). A
-  command matches when its words are PREFIX's words; a last word ``*`` means "any arguments",
-  none included (``run_command(git *)`` matches ``git`` and ``git push -f``). ``*`` elsewhere is
-  an error: the words are compared literally, never as globs.
+  command matches when its words start with PREFIX's words (docs/contract.md §11): both
+  ``run_command(git status)`` and ``run_command(git status *)`` match ``git status`` and
+  ``git status -s``; a last word ``*`` says "any arguments" out loud, none included
+  (``run_command(git *)`` matches ``git`` too). ``*`` elsewhere is an error: the words are
+  compared literally, never as globs.
 - ``edit(GLOB)`` / ``read(GLOB)``: GLOB is relative to the session's cwd (or absolute); ``*``
   and ``?`` stay inside one path segment, ``**`` spans any number of them (none included), and
   ``[…]`` is a character class. A path is matched after it was resolved (``..`` and symlinks
@@ -123,10 +125,8 @@ _CHECKS = {
 def command_matches(body: str, words: tuple[str, ...]) -> bool:
     """Do a simple command's ``words`` match ``run_command(body)``?"""
     prefix = prefix_words(body)
-    if prefix and prefix[-1] == ANY_ARGS:
-        head = prefix[:-1]
-        return tuple(words[: len(head)]) == tuple(head)
-    return tuple(words) == tuple(prefix)
+    head = prefix[:-1] if prefix and prefix[-1] == ANY_ARGS else prefix
+    return tuple(words[: len(head)]) == tuple(head)
 
 
 def glob_regex(glob: str) -> re.Pattern[str]:

@@ -2,8 +2,9 @@
 
 - a single command (no operator, no redirection): ``run_command(PROGRAM *)``, "`PROGRAM`
   commands";
-- a compound command the parser saw completely: each simple command exactly as written
-  (``run_command(cd src)``, ``run_command(make)``), "the command `…`"; a command the parser
+- a compound command the parser saw completely: each simple command's words as written
+  (``run_command(cd src)``, ``run_command(make)``: prefixes, as every such pattern), "the
+  command `…`"; a command the parser
   could not see whole gets no "Always" option (it could never match an allow rule);
 - a file edit: ``edit(**)``, every edit under the cwd; a read: ``read(PATH)``, that one file;
 - a fetch: ``web_fetch(HOST)``; an MCP tool: ``mcp(SERVER/TOOL)``.

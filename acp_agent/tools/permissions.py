@@ -36,7 +36,7 @@ The question offers ``allow_once``, ``allow_always`` (a ``session`` rule, kept w
 session's tools live), ``allow_project`` (kind ``allow_always``: a ``project`` rule saved under
 the state directory for every later session of the same cwd, in any process) and
 ``reject_once``. What the two "always" answers remember is ``permissions/suggest.py``'s: the
-program (``run_command(git *)``) or, for a compound command, each simple command exactly;
+program (``run_command(git *)``) or, for a compound command, each simple command's words;
 ``edit(**)``; ``read(PATH)``; ``web_fetch(HOST)``; ``mcp(SERVER/TOOL)``. They are not offered
 when the question comes from an ``ask`` rule (which outranks every ``allow``) or when nothing
 could be remembered (a command the parser cannot read). The ``cancelled`` outcome (the client

@@ -65,7 +65,8 @@ def test_bad_patterns_say_what_is_wrong(text: str, message: str) -> None:
         ("git *", ("git", "push", "-f"), True),
         ("git *", ("gitk",), False),
         ("git status", ("git", "status"), True),
-        ("git status", ("git", "status", "-s"), False),  # no *: exactly these words
+        ("git status", ("git", "status", "-s"), True),  # words that *start with* PREFIX's
+        ("git status", ("git",), False),
         ("git push *", ("git", "push", "origin"), True),
         ("git push *", ("git", "pull"), False),
         ("echo 'a b' *", ("echo", "a b", "c"), True),
