@@ -23,8 +23,8 @@ Tools: sessions get ``read_file`` unless ``tools=`` says otherwise (``acp_agent.
 ``Permissions`` (``permissions=``; by default mode ``ask`` with nobody to ask, so they are refused).
 Permission rules: ``[permissions]``-style rules are given per session through ``permissions=``
 (``Permissions(rules=RuleBook(config_rules, state_dir).for_session(cwd))``); by default each
-session sees the project rules saved under ``state_dir``. ``permissions_command(session.rules,
-rest)`` is ``/permissions [remove N]`` (its answer's text).
+session sees the project rules saved under ``state_dir``; ``/permissions [remove N]`` works as
+over ACP (``Session.rules`` holds them).
 ``session.inject_workspace_instructions()`` injects ``AGENTS.md`` and friends as ``plugin`` context,
 as the server does for every new session.
 
@@ -43,7 +43,6 @@ from pathlib import Path
 
 import anyio
 
-from acp_agent.commands.permissions import PermissionsMisuse, permissions_command
 from acp_agent.hooks.bridge import HookSet, SessionToolHooks
 from acp_agent.journal.events import SessionHeader, Source, SourceKind, source
 from acp_agent.journal.files import FileFactory
@@ -97,7 +96,6 @@ __all__ = [
     "ModelProvider",
     "Outcome",
     "PendingPrompt",
-    "PermissionsMisuse",
     "Placement",
     "PromptConfig",
     "PromptMode",
@@ -114,7 +112,6 @@ __all__ = [
     "UnknownModel",
     "UnknownSession",
     "compact_session",
-    "permissions_command",
     "reference_session",
     "source",
 ]

@@ -1,9 +1,8 @@
 """``/permissions`` and ``/permissions remove N``: the rules in force, door-neutral.
 
 ``permissions_command(rules, rest)`` is the whole command over a session's ``SessionRules``
-(``Session.rules``): the ACP door answers with its text as an agent message (not journaled,
-like ``/status``: rules are live state, not history), the Python API calls it directly
-(``acp_agent.api.permissions_command``). The list numbers every rule in force, config first,
+(``Session.rules``), run by ``dispatch.py`` for every door: an ``Answer`` (not journaled, like
+``/status``: rules are live state, not history). The list numbers every rule in force, config first,
 then the project's, then the session's, each with its effect and source::
 
     Permission rules (deny, then ask, then allow, then the mode decides):
@@ -13,7 +12,7 @@ then the project's, then the session's, each with its effect and source::
 
 ``remove N`` removes rule N when it is a project or session rule and answers which; a config
 rule, or a number that is no rule, is answered with why not (the rules stay as they were).
-Anything else after the command is ``PermissionsMisuse`` (the door's invalid-params error).
+Anything else after the command is ``PermissionsMisuse`` (``CommandRefused``: over ACP -32602).
 """
 
 from __future__ import annotations
