@@ -14,9 +14,12 @@ from __future__ import annotations
 from pathlib import Path
 
 import msgspec
+import structlog
 
 from acp_agent.permissions.rules import Rule, Source, Subject, Verdict, weigh
 from acp_agent.permissions.store import ProjectStore
+
+log = structlog.get_logger("acp_agent.permissions")
 
 
 class RemoveRefused(Exception):
@@ -29,7 +32,13 @@ class RuleBook(msgspec.Struct, frozen=True):
     config_path: Path | None = None
 
     def for_session(self, cwd: str) -> SessionRules:
+        """The rules of a session at ``cwd``. No project rules when the state directory lies
+        inside the cwd: a repository could carry that file (and "Always allow in this
+        project" is then not offered)."""
         store = ProjectStore(self.state_dir, cwd) if self.state_dir is not None else None
+        if store is not None and store.inside_project():
+            log.warning("project_rules_inside_workspace", cwd=store.cwd, path=str(store.path))
+            store = None
         return SessionRules(self.config, store, self.config_path)
 
 

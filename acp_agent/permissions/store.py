@@ -53,6 +53,11 @@ class ProjectStore:
         digest = hashlib.sha256(self.cwd.encode("utf-8", "surrogateescape")).hexdigest()[:32]
         self.path = state_dir / DIRECTORY / f"{digest}.json"
 
+    def inside_project(self) -> bool:
+        """Does the file lie inside the project's own directory (a state dir in the repo)?"""
+        real = os.path.realpath(self.path)
+        return real == self.cwd or real.startswith(self.cwd.rstrip("/") + "/")
+
     def rules(self) -> tuple[Rule, ...]:
         return tuple(self._read())
 

@@ -124,3 +124,14 @@ def test_bad_config_entries_are_config_errors(table: object, message: str) -> No
         rules_from({"permissions": table}, CONFIG)
     assert str(caught.value).startswith(f"{CONFIG}: ")
     assert message in str(caught.value)
+
+
+def test_a_state_dir_inside_the_project_gives_no_project_rules(tmp_path: Path) -> None:
+    """A repository could carry ``.state/permissions/<digest>.json``: it is never read."""
+    workspace = tmp_path / "w"
+    inside = RuleBook(state_dir=workspace / ".state")
+    planted = ProjectStore(workspace / ".state", str(workspace))
+    planted.add(allow("run_command(*)"))
+    rules = inside.for_session(str(workspace))
+    assert rules.store is None and rules.listed() == []
+    assert RuleBook(state_dir=tmp_path / "state").for_session(str(workspace)).store is not None
