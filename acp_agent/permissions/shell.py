@@ -8,8 +8,9 @@ quote removal, leading ``NAME=value`` assignments left out) wherever it stands: 
 bodies, a function body, ``$(…)``, backticks, ``<(…)``, and, parsed again, the script of
 ``sh -c``/``bash -c`` and the words of ``eval``. A ``deny`` or ``ask`` rule also sees each
 command without the wrappers that run the rest of it (``unwrapped``: ``sudo``, ``env``,
-``time``, ``xargs`` …); an ``allow`` rule sees the words as written. It also collects the files written by
-redirections (``>``, ``>>``, ``&>``, ``>|``, ``<>``), which ``rules`` weighs against the roots.
+``time``, ``xargs`` …); an ``allow`` rule sees the words as written. It also collects the
+files written by redirections (``>``, ``>>``, ``&>``, ``>|``, ``<>``), which ``rules`` weighs
+against the roots.
 
 ``complete`` is ``False`` when the parser could not see everything the shell would run: the
 line does not parse (bashlex refuses ``case`` and ``time``, unbalanced quotes), a command's

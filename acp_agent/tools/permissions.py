@@ -2,9 +2,10 @@
 
 Theory of operation
 -------------------
-Every session has one ``Permissions``: its mode, the actions the user allowed for the rest of the
-session or project (the rules of ``acp_agent/permissions/``), and an asker (the ACP client's ``session/request_permission``; ``None``
-when nobody can be asked). The plan never asks. Writing files (``write_file``, ``edit_file``, ``multi_edit``: action ``edit``), running
+Every session has one ``Permissions``: its mode, its permission rules (config, project and
+session: ``acp_agent/permissions/``), and an asker (the ACP client's
+``session/request_permission``; ``None`` when nobody can be asked). The plan never asks.
+Writing files (``write_file``, ``edit_file``, ``multi_edit``: action ``edit``), running
 commands (``run_command``: action ``execute``), fetching a URL (``web_fetch``: action ``fetch``)
 and calling an MCP server's tool (``mcp/tool.py``: action ``mcp-read`` for a tool annotated
 ``readOnlyHint: true``, else ``mcp``) call ``decide`` first, *after* computing what they would
