@@ -1,43 +1,51 @@
-"""A command line as its simple commands, with a real shell parser (bashlex, imported lazily).
+"""A command line as its simple commands, with a real shell parser (tree-sitter's bash grammar,
+imported lazily at the first command decision).
 
 Theory of operation
 -------------------
-``analyse`` walks bashlex's tree and collects every simple command (its words after the shell's
-quote removal, leading ``NAME=value`` assignments left out) wherever it stands: in a list (``;``,
-``&&``, ``||``, ``&``), a pipeline, a subshell or ``{ …; }`` group, ``if``/``for``/``while``
-bodies, a function body, ``$(…)``, backticks, ``<(…)``, and, parsed again, the script of
-``sh -c``/``bash -c`` and the words of ``eval``. A ``deny`` or ``ask`` rule also sees each
-command without the wrappers that run the rest of it (``unwrapped``: ``sudo``, ``env``,
-``time``, ``xargs`` …); an ``allow`` rule sees the words as written. It also collects the
-files written by redirections (``>``, ``>>``, ``&>``, ``>|``, ``<>``), which ``rules`` weighs
-against the roots.
+``analyse`` walks the syntax tree and collects every simple command (its words after quote
+removal, leading ``NAME=value`` assignments left out) wherever it stands: in a list (``;``,
+``&&``, ``||``, ``&``), a pipeline, a subshell or ``{ …; }`` group, ``if``/``for``/``while``/
+``case`` bodies, a function body, ``$(…)``, backticks, ``<(…)``, ``${X:-$(…)}``, a
+here-document, an assignment's value, and, parsed again, the script of ``sh -c``/``bash -c``
+and the words of ``eval``. A ``deny`` or ``ask`` rule also sees each command without the
+wrappers that run the rest of it (``unwrapped``: ``sudo``, ``env``, ``time``, ``xargs`` …); an
+``allow`` rule sees the words as written. It also collects the files written by redirections
+(``>``, ``>>``, ``&>``, ``&>>``, ``>|``, ``<>``, ``>&``), which ``rules`` weighs against the roots.
 
-``complete`` is ``False`` when the parser could not see everything the shell would run: the
-line does not parse (bashlex refuses ``case`` and ``time``, unbalanced quotes), a command's
-program is itself an expansion (``$CMD x``), or a command substitution hides inside a
-``${…}`` expansion or an unquoted here-document. An incomplete line never matches an ``allow``
-rule; for ``deny`` and ``ask``, ``fallback_commands`` then also splits the text at the shell's
-operators (crudely, but only ever to find *more* to refuse).
+A word is its value when the shell's value is known before running (plain, ``'…'``, ``"…"``
+without expansions, and concatenations of those); otherwise it is compared as written
+(``$HOME``). ``complete`` is ``False`` when the parser could not see everything the shell
+would run: the line has a syntax error (an unbalanced quote), or a command's program or a
+redirection's file is itself an expansion (``$CMD x``, ``> $OUT``). An incomplete line never
+matches an ``allow`` rule; for ``deny`` and ``ask``, ``fallback_commands`` then also splits the
+text at the shell's operators (crudely, but only ever to find *more* to refuse).
 
-Rejected: matching the command text with a regex (``a && rm x`` would hide ``rm``), and
-``shlex`` alone (it knows quoting, not ``;``, ``|``, ``$(…)`` or redirections).
+Rejected: matching the command text with a regex (``a && rm x`` would hide ``rm``); ``shlex``
+alone (it knows quoting, not ``;``, ``|``, ``$(…)`` or redirections); bashlex (pure Python, but
+it builds its LALR tables at every import: about a second before the first command, and it
+refuses ``case`` and ``time``).
 """
 
 from __future__ import annotations
 
+import functools
 import re
 import shlex
-from typing import Any
+from typing import TYPE_CHECKING
 
 import msgspec
+
+if TYPE_CHECKING:
+    from tree_sitter import Language, Node
 
 WRITES = frozenset({">", ">>", ">|", "&>", "&>>", "<>", ">&"})
 SHELLS = frozenset({"sh", "bash", "zsh", "dash", "ksh"})
 WRAPPERS = frozenset(
     {"time", "command", "builtin", "exec", "nohup", "nice", "env", "sudo", "xargs"}
 )
-_HIDDEN = re.compile(r"\$\(|`")
 _OPERATORS = re.compile(r"\|\||&&|[;|&\n()`]|\$\(")
+_ESCAPE = re.compile(r"\\(.)", re.DOTALL)
 MAX_DEPTH = 4
 
 
@@ -47,6 +55,14 @@ class Analysis(msgspec.Struct, frozen=True):
     complete: bool
 
 
+@functools.cache
+def _language() -> Language:
+    import tree_sitter_bash
+    from tree_sitter import Language
+
+    return Language(tree_sitter_bash.language())
+
+
 class _Walk:
     def __init__(self) -> None:
         self.commands: list[tuple[str, ...]] = []
@@ -54,47 +70,34 @@ class _Walk:
         self.complete = True
 
     def line(self, text: str, depth: int) -> None:
-        import bashlex  # type: ignore[import-untyped]  # lazily: only a command decision needs it
+        from tree_sitter import Parser
 
         if depth > MAX_DEPTH:
             self.complete = False
             return
-        try:
-            trees = bashlex.parse(text)
-        except Exception:  # bashlex raises many kinds (ParsingError, NotImplementedError…)
+        root = Parser(_language()).parse(text.encode("utf-8", "surrogateescape")).root_node
+        if root.has_error:
             self.complete = False
-            return
-        for tree in trees:
-            self.node(tree, depth)
+        self.node(root, depth)
 
-    def node(self, node: Any, depth: int) -> None:
-        kind = node.kind
-        if kind == "command":
+    def node(self, node: Node, depth: int) -> None:
+        if node.type == "command":
             self.command(node, depth)
-        elif kind in ("commandsubstitution", "processsubstitution"):
-            self.node(node.command, depth)
-        elif kind == "redirect":
-            self.redirect(node, depth)
-        elif kind in ("parameter", "heredoc") and _HIDDEN.search(node.value):
-            self.complete = False  # a substitution bashlex leaves unparsed inside
-        for child in _children(node):
+        elif node.type == "file_redirect":
+            self.redirect(node)
+        for child in node.children:
             self.node(child, depth)
 
-    def command(self, node: Any, depth: int) -> None:
-        words: list[str] = []
-        for part in node.parts:
-            if part.kind == "word":
-                if not words and getattr(part, "parts", None):
-                    self.complete = False  # the program is an expansion: unknown
-                words.append(part.word)
-            elif part.kind == "redirect":
-                self.redirect(part, depth)
-                continue
-            for child in getattr(part, "parts", []) or []:
-                self.node(child, depth)
-        if words:
-            self.commands.append(tuple(words))
-            self.nested(words, depth)
+    def command(self, node: Node, depth: int) -> None:
+        name = node.child_by_field_name("name")
+        if name is None:
+            return
+        program = _value(name.children[0]) if name.children else None
+        if program is None:
+            self.complete = False  # the program is an expansion: unknown
+        words = [program or _text(name), *map(_word, node.children_by_field_name("argument"))]
+        self.commands.append(tuple(words))
+        self.nested(words, depth)
 
     def nested(self, words: list[str], depth: int) -> None:
         """The script of ``sh -c SCRIPT`` and the words of ``eval``, parsed again."""
@@ -104,25 +107,43 @@ class _Walk:
         elif program == "eval" and len(words) > 1:
             self.line(" ".join(words[1:]), depth + 1)
 
-    def redirect(self, node: Any, depth: int) -> None:
-        target = getattr(node, "output", None)
-        if node.type in WRITES and target is not None and not isinstance(target, int):
-            self.writes.append(target.word)
-            if getattr(target, "parts", None):
-                self.complete = False  # the file is an expansion: unknown
-        heredoc = getattr(node, "heredoc", None)
-        if heredoc is not None:
-            self.node(heredoc, depth)
+    def redirect(self, node: Node) -> None:
+        operator = next((c.type for c in node.children if c.type in WRITES), None)
+        target = node.child_by_field_name("destination")
+        if operator is None or target is None or target.type == "number":
+            return
+        written = _value(target)
+        if written is None:
+            self.complete = False  # the file is an expansion: unknown
+        self.writes.append(written or _text(target))
 
 
-def _children(node: Any) -> list[Any]:
-    if node.kind in ("command", "redirect", "commandsubstitution", "processsubstitution"):
-        return []
-    found: list[Any] = []
-    for name in ("parts", "list"):
-        found.extend(getattr(node, name, None) or [])
-    found.extend(getattr(node, "redirects", None) or [])
-    return found
+def _text(node: Node) -> str:
+    return (node.text or b"").decode("utf-8", "surrogateescape")
+
+
+def _word(node: Node) -> str:
+    """An argument's value when it is known, else as written."""
+    value = _value(node)
+    return _text(node) if value is None else value
+
+
+def _value(node: Node) -> str | None:
+    """What the shell makes of a word, when that is known without running anything."""
+    match node.type:
+        case "word" | "number":
+            return _ESCAPE.sub(r"\1", _text(node))
+        case "raw_string":
+            return _text(node)[1:-1]
+        case "string":
+            parts = [c for c in node.children if c.type != '"']
+            if all(c.type == "string_content" for c in parts):
+                return "".join(_text(c) for c in parts)
+            return None
+        case "concatenation":
+            values = [_value(c) for c in node.children]
+            return None if None in values else "".join(v for v in values if v is not None)
+    return None
 
 
 def analyse(text: str) -> Analysis:

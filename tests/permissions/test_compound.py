@@ -1,6 +1,6 @@
 """A command line against the rules: deny/ask if ANY simple command matches one, allow only if
 EVERY simple command matches an allow rule, the parser saw it all and nothing is written outside
-the roots. Parsed with bashlex, never a regex."""
+the roots. Parsed with tree-sitter's bash grammar, never a regex."""
 
 from __future__ import annotations
 
@@ -63,9 +63,12 @@ def verdict(command: str) -> Verdict:
         ("echo hi > ~/x", None),
         ("echo hi > $OUT", None),  # unknown file
         ("$GIT status", None),  # unknown program
-        ("echo ${X:-$(whoami)}", None),  # a substitution bashlex leaves inside
+        ("echo ${X:-$(whoami)}", None),  # the substitution inside ${…} runs too
         ("echo 'unbalanced", None),  # does not parse
-        ("case x in a) ls;; esac", None),  # bashlex refuses case
+        ("case x in a) ls;; esac", Effect.ALLOW),
+        ("case x in a) make;; esac", None),
+        ("cat <<EOF\nhi $USER\nEOF\n", Effect.ALLOW),
+        ("cat <<EOF\n$(whoami)\nEOF\n", None),  # a substitution in a here-document runs
         ("bash -c 'ls; make'", None),
         ("", None),
         # any simple command denied: denied, wherever it hides
@@ -84,8 +87,12 @@ def verdict(command: str) -> Verdict:
         ("ls > $(rm x)", Effect.DENY),
         ("bash -c 'ls && rm x'", Effect.DENY),
         ("eval rm x", Effect.DENY),
-        ("echo ${X:-$(rm y)}", Effect.DENY),  # found by the fallback split
-        ("time rm x", Effect.DENY),  # does not parse; found by the fallback split
+        ("echo ${X:-$(rm y)}", Effect.DENY),
+        ("time rm x", Effect.DENY),
+        ("cat <<EOF\n$(rm z)\nEOF\n", Effect.DENY),
+        ("export A=$(rm q)", Effect.DENY),
+        ("[[ -f x ]] && rm y", Effect.DENY),
+        ("echo 'a' && rm 'x", Effect.DENY),  # a syntax error: found by the fallback split
         ("git push --force origin main", Effect.DENY),  # deny beats the allow of git *
         ("FOO=1 rm x", Effect.DENY),
         ("sudo rm x", Effect.DENY),
