@@ -21,6 +21,7 @@ from acp_agent.tools.web_settings import WebFetchSettings, web_fetch_settings_fr
 
 if TYPE_CHECKING:
     from acp_agent.hooks.bridge import HookSet
+    from acp_agent.permissions.rules import Rule
 
 
 class Setup(msgspec.Struct, frozen=True):
@@ -38,10 +39,16 @@ class Setup(msgspec.Struct, frozen=True):
 
         return hooks_from(self.config, options.config)
 
+    def rules(self, options: Options) -> tuple[Rule, ...]:
+        """The ``[permissions]`` rules (none without the table; checked already)."""
+        from acp_agent.permissions.config import rules_from
+
+        return rules_from(self.config, options.config)
+
 
 def checked_setup(options: Options) -> Setup:
     """Read and check the config file once (``ConfigError``) and the model spec
-    (``BadModelSpec``); the ``[hooks]`` table is checked only when there is one."""
+    (``BadModelSpec``); the ``[hooks]`` and ``[permissions]`` tables only when there is one."""
     config = read_config_file(options.config)  # once, for every table
     providers = providers_from(config, options.config)
     models = ModelCatalog(options.model, providers, context_window=options.context_window)
@@ -51,4 +58,8 @@ def checked_setup(options: Options) -> Setup:
         from acp_agent.hooks.config import config_from
 
         config_from(config, options.config)
+    if "permissions" in config:
+        from acp_agent.permissions.config import rules_from
+
+        rules_from(config, options.config)
     return Setup(config, models, prompt, web_fetch)
