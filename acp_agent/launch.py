@@ -41,6 +41,7 @@ import msgspec
 
 from acp_agent.acp.handshake import answer_first
 from acp_agent.config_file import ConfigError, read_config_file
+from acp_agent.journal.store_choice import choose_store
 from acp_agent.model.config import providers_from
 from acp_agent.model.registry import BadModelSpec, ModelCatalog
 from acp_agent.options import Options
@@ -71,6 +72,7 @@ def checked_setup(options: Options) -> Setup:
     providers = providers_from(config, options.config)
     models = ModelCatalog(options.model, providers, context_window=options.context_window)
     prompt = prompt_config_from(config, options.config)
+    choose_store(options.state_dir, options.journal_store, config, options.config)
     if options.config is not None and "hooks" in config:
         from acp_agent.hooks.config import config_from
 

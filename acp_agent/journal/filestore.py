@@ -22,7 +22,8 @@ from acp_agent.journal.files import FileFactory, fsync_dir
 from acp_agent.journal.lock import Holder, SessionLock, current_holder
 from acp_agent.journal.opening import LoadedJournal
 from acp_agent.journal.paths import SESSIONS_DIR, journal_path, session_dir, validate_session_id
-from acp_agent.journal.store import FILE_STORE, StoredSession
+from acp_agent.journal.store import StoredSession
+from acp_agent.journal.store_choice import FILE_STORE
 from acp_agent.journal.writer import JournalWriter
 
 TOMBSTONE_PREFIX: Final = ".deleted-"
@@ -40,7 +41,9 @@ class FileStore:
     def shared(self) -> bool:
         return False
 
-    async def create(self, header: SessionHeader, file_factory: FileFactory | None) -> JournalWriter:
+    async def create(
+        self, header: SessionHeader, file_factory: FileFactory | None
+    ) -> JournalWriter:
         directory = session_dir(self.state_dir, header.id)
         return await JournalWriter.create(directory, header, file_factory=file_factory)
 

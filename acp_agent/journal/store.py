@@ -18,16 +18,16 @@ then every event line, checksums included), so the reader, ``journal check`` and
 run unchanged on either. Side files that are caches or per-host state (``title``,
 ``settings.json``, ``archived``) stay in ``<state>/sessions/<id>/`` with either store.
 
-Which store a state dir uses is decided once per process (``use_store``: the ``--journal-store``
-flag, ``ACP_AGENT_JOURNAL_STORE``, ``[journal] store``, in that order); ``journal_store`` is how
-everything else finds it, so the session layer's functions keep taking a state dir.
+Which store a state dir uses is decided once per process (``store_choice.py``: the
+``--journal-store`` flag, ``ACP_AGENT_JOURNAL_STORE``, ``[journal] store``, in that order);
+``journal_store`` is how everything else finds it, so the session layer's functions keep taking
+a state dir.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Final, Protocol
-from urllib.parse import urlsplit, urlunsplit
+from typing import Protocol
 
 import msgspec
 
@@ -35,17 +35,15 @@ from acp_agent.journal.events import SessionHeader
 from acp_agent.journal.files import FileFactory
 from acp_agent.journal.lock import Holder
 from acp_agent.journal.opening import LoadedJournal
+from acp_agent.journal.store_choice import (
+    checked_url,
+    chosen,
+    forget_choice,
+    is_postgres,
+    missing_driver,
+    remember_choice,
+)
 from acp_agent.journal.writer import JournalWriter
-
-FILE_STORE: Final = "file"
-STORE_ENV: Final = "ACP_AGENT_JOURNAL_STORE"
-POSTGRES_INSTALL_HINT: Final = "pip install 'acp-agent[postgres]'"
-"""How to get the PostgreSQL store's driver: the one place that names the distribution."""
-POSTGRES_SCHEMES: Final = ("postgresql", "postgres")
-
-
-class StoreConfigError(ValueError):
-    """A journal store URL that cannot be used (the message says why and what to do)."""
 
 
 class StoredSession(msgspec.Struct, frozen=True):
@@ -67,7 +65,9 @@ class JournalStore(Protocol):
         """Whether other processes, on other hosts too, may serve this store's sessions."""
         ...
 
-    async def create(self, header: SessionHeader, file_factory: FileFactory | None) -> JournalWriter:
+    async def create(
+        self, header: SessionHeader, file_factory: FileFactory | None
+    ) -> JournalWriter:
         """A new journal holding just ``header``, durable; ``JournalExists`` if the id is taken."""
         ...
 
@@ -99,70 +99,34 @@ _stores: dict[Path, JournalStore] = {}
 
 
 def journal_store(state_dir: Path) -> JournalStore:
-    """The store of ``state_dir``: the one ``use_store`` chose, else the files under it."""
+    """The store of ``state_dir``: the one chosen at start-up (``store_choice.py``), opened on
+    first use; the files under it when none was chosen."""
     store = _stores.get(state_dir)
     if store is None:
-        from acp_agent.journal.filestore import FileStore
-
-        store = _stores[state_dir] = FileStore(state_dir)
-    return store
-
-
-def use_store(state_dir: Path, url: str | None) -> JournalStore:
-    """Choose the store of ``state_dir`` for this process (``StoreConfigError``)."""
-    store = _stores[state_dir] = open_store(state_dir, url)
+        store = _stores[state_dir] = open_store(state_dir, chosen(state_dir))
     return store
 
 
 def forget_store(state_dir: Path) -> None:
-    """Drop the choice (tests; a process uses one store per state dir for its life)."""
+    """Drop the store and the choice (tests; a process keeps one store per state dir)."""
     _stores.pop(state_dir, None)
+    forget_choice(state_dir)
 
 
-def open_store(state_dir: Path, url: str | None) -> JournalStore:
-    if url is None or url == FILE_STORE:
+def open_store(state_dir: Path, url: str) -> JournalStore:
+    if not is_postgres(checked_url(url)):
         from acp_agent.journal.filestore import FileStore
 
         return FileStore(state_dir)
-    scheme = url.partition("://")[0].lower() if "://" in url else ""
-    if scheme not in POSTGRES_SCHEMES:
-        raise StoreConfigError(
-            f"unknown journal store {redacted(url)!r}: expected {FILE_STORE!r} or a libpq URI "
-            "(postgresql://USER@/DB?host=/socket/dir or postgresql://USER:PASS@HOST:PORT/DB)"
-        )
     try:
         from acp_agent.journal.postgres.store import PgStore
     except ImportError as exc:
-        raise StoreConfigError(
-            f"the journal store {redacted(url)} needs the postgres extra ({exc.name} is "
-            f"missing): {POSTGRES_INSTALL_HINT}"
-        ) from exc
+        raise missing_driver(url, exc.name) from exc
     return PgStore(state_dir, url)
 
 
-def store_url(flag: str | None, config: dict[str, Any], config_path: Path | None) -> str | None:
-    """The store URL: the flag (which carries ``ACP_AGENT_JOURNAL_STORE`` as its default),
-    else ``[journal] store`` of the config file, else ``None`` (files)."""
-    if flag:
-        return flag
-    table = config.get("journal", {})
-    if not isinstance(table, dict):
-        raise StoreConfigError(f"{config_path}: [journal] must be a table")
-    value = table.get("store")
-    if value is None:
-        return None
-    if not isinstance(value, str) or not value:
-        raise StoreConfigError(f"{config_path}: journal.store must be a non-empty string")
-    return value
-
-
-def redacted(url: str) -> str:
-    """``url`` without its password."""
-    try:
-        parts = urlsplit(url)
-    except ValueError:
-        return "<unparsable URL>"
-    if parts.password is None:
-        return url
-    netloc = parts.netloc.replace(f":{parts.password}@", ":***@", 1)
-    return urlunsplit(parts._replace(netloc=netloc))
+def use_store(state_dir: Path, url: str) -> JournalStore:
+    """Choose and open the store of ``state_dir`` now (a tool, a test)."""
+    forget_store(state_dir)
+    remember_choice(state_dir, checked_url(url))
+    return journal_store(state_dir)

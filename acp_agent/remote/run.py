@@ -13,6 +13,7 @@ from acp_agent.app import exit_past_stuck_threads
 from acp_agent.config_file import ConfigError, read_config_file
 from acp_agent.hooks.bridge import HookSet
 from acp_agent.hooks.config import config_from
+from acp_agent.journal.store_choice import choose_store
 from acp_agent.model.config import providers_from
 from acp_agent.model.registry import BadModelSpec, ModelCatalog
 from acp_agent.options import Options
@@ -48,6 +49,7 @@ def run_listen(options: Options, args: argparse.Namespace) -> int:
         models = ModelCatalog(options.model, providers, context_window=options.context_window)
         hooks = HookSet.from_config(config_from(config, options.config).hooks)
         prompt = prompt_config_from(config, options.config)
+        choose_store(options.state_dir, options.journal_store, config, options.config)
         sock = bind(listen)
     except (BadModelSpec, ConfigError, ListenError) as exc:
         print(f"acp-agent: {exc}", file=sys.stderr)

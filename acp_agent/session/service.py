@@ -45,6 +45,7 @@ from acp_agent.session.errors import (
     ModelKeyMissing,
     SessionBusy,
     SessionIdInUse,
+    SessionUnavailable,
     UnknownModel,
     UnknownSession,
 )
@@ -125,7 +126,17 @@ class Session(Generic[Obs]):
 
     # -- driving it ------------------------------------------------------------------------
 
+    async def ensure_owned(self) -> None:
+        """``SessionUnavailable`` when the session's journal is no longer this process's (a
+        shared store: taken over by another process) or its store cannot say (unreachable).
+        Free for a file journal; see ``journal/postgres/lease.py``."""
+        try:
+            await self.actor.writer.ensure_owned()
+        except (JournalError, OSError) as exc:
+            raise SessionUnavailable(self.id, exc) from exc
+
     async def inject(self, content: Content, src: Source | None = None) -> Injected:
+        await self.ensure_owned()
         blocks, tag = as_blocks(content), src or source(SourceKind.PLUGIN)
         message_id, placement = await self.actor.inject(blocks, tag)
         await self._tell_of_unseen_images(blocks)
@@ -141,6 +152,7 @@ class Session(Generic[Obs]):
         return await self._send(prompt, read_only=True)
 
     async def _send(self, prompt: Content, *, read_only: bool) -> PendingPrompt:
+        await self.ensure_owned()
         blocks = await with_linked_files(as_blocks(prompt), self.actor.deps.tools.context)
         pending = PendingPrompt(await self.actor.submit(blocks, read_only=read_only))
         await self._tell_of_unseen_images(blocks)
@@ -148,6 +160,7 @@ class Session(Generic[Obs]):
 
     async def steer(self, prompt: Content) -> Placement:
         """Into the running turn at its next step; with no turn running, as a new prompt."""
+        await self.ensure_owned()
         blocks = as_blocks(prompt)
         placement = await self.actor.steer(blocks)
         await self._tell_of_unseen_images(blocks)
@@ -366,6 +379,7 @@ class Sessions(Generic[Obs]):
         self.require_key(self.wiring.models.default)
         live = self._open.get(session_id)
         if live is not None:
+            await live.ensure_owned()  # a shared store's session may have been taken over
             return live
         return await self._open_from_disk(session_id)
 

@@ -49,7 +49,8 @@ from acp_agent.journal.postgres.lease import RENEWER, Conn, Lease, wait_for_lock
 from acp_agent.journal.postgres.schema import connect, down, ensure_schema, lock_key
 from acp_agent.journal.postgres.sink import PgSink
 from acp_agent.journal.reader import parse_journal
-from acp_agent.journal.store import StoredSession, redacted
+from acp_agent.journal.store import StoredSession
+from acp_agent.journal.store_choice import redacted
 from acp_agent.journal.writer import JournalWriter
 
 log = structlog.get_logger(__name__)
@@ -111,7 +112,9 @@ class PgStore:
 
     # -- taking sessions --------------------------------------------------------------------
 
-    async def create(self, header: SessionHeader, file_factory: FileFactory | None) -> JournalWriter:
+    async def create(
+        self, header: SessionHeader, file_factory: FileFactory | None
+    ) -> JournalWriter:
         with anyio.CancelScope(shield=True):
             writer = await anyio.to_thread.run_sync(self._create, header)
         return writer
@@ -153,7 +156,9 @@ class PgStore:
 
         lease = self._session(session_id, take, started)
         entries = loaded[0].entries
-        return JournalWriter(session_id, PgSink(lease, len(entries)), lease, len(entries)), loaded[0]
+        return JournalWriter(session_id, PgSink(lease, len(entries)), lease, len(entries)), loaded[
+            0
+        ]
 
     def _session(self, session_id: str, take: Callable[[Conn], int], started: float) -> Lease:
         """A connection of the session's own, ``take`` on it (it returns the epoch), a lease."""
@@ -211,8 +216,9 @@ class PgStore:
     def exists(self, session_id: str) -> bool:
         validate_session_id(session_id)
         row = self._run(
-            lambda c: c.execute("SELECT 1 FROM acp_agent_sessions WHERE id = %s", (session_id,))
-            .fetchone()
+            lambda c: c.execute(
+                "SELECT 1 FROM acp_agent_sessions WHERE id = %s", (session_id,)
+            ).fetchone()
         )
         return row is not None
 
