@@ -104,6 +104,9 @@ class FileStore:
             lock.release()
         sweep_tombstones(sessions)
 
+    def close(self) -> None:
+        return None
+
 
 def sweep_tombstones(sessions: Path) -> None:
     """Remove what deletes left behind (this one's, and any a crash cut short)."""

@@ -94,6 +94,10 @@ class JournalStore(Protocol):
         """Remove the session durably; ``JournalLocked`` when another process has it open."""
         ...
 
+    def close(self) -> None:
+        """Give back what the store holds itself (not the sessions' writers)."""
+        ...
+
 
 _stores: dict[Path, JournalStore] = {}
 
@@ -109,7 +113,9 @@ def journal_store(state_dir: Path) -> JournalStore:
 
 def forget_store(state_dir: Path) -> None:
     """Drop the store and the choice (tests; a process keeps one store per state dir)."""
-    _stores.pop(state_dir, None)
+    store = _stores.pop(state_dir, None)
+    if store is not None:
+        store.close()
     forget_choice(state_dir)
 
 

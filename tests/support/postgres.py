@@ -11,11 +11,11 @@ empty database and returns its libpq URI (``postgresql://USER@/DB?host=/socket/d
 
 from __future__ import annotations
 
-import contextlib
 import glob
 import os
 import pwd
 import shutil
+import signal
 import subprocess
 import tempfile
 import time
@@ -37,6 +37,7 @@ class PostgresServer:
     bin_dir: Path
     run_as: str | None
     process: subprocess.Popen[bytes]
+    fsync: bool = False
 
     @property
     def socket_dir(self) -> Path:
@@ -51,9 +52,9 @@ class PostgresServer:
         return self.uri(name)
 
     def psql(self, sql: str, database: str = "postgres") -> str:
+        argv = [str(self.bin_dir / "psql"), "-X", "-A", "-t", "-v", "ON_ERROR_STOP=1"]
         done = subprocess.run(
-            [str(self.bin_dir / "psql"), "-X", "-A", "-t", "-v", "ON_ERROR_STOP=1"]
-            + ["-d", self.uri(database), "-c", sql],
+            [*argv, "-d", self.uri(database), "-c", sql],
             capture_output=True,
             text=True,
             check=False,
@@ -62,14 +63,29 @@ class PostgresServer:
             raise AssertionError(f"psql {sql!r} failed: {done.stderr}")
         return done.stdout
 
-    def stop(self) -> None:
+    def halt(self) -> None:
+        """Stop the server, keeping its data (an outage; ``resume`` starts it again)."""
         if self.process.poll() is None:
-            self.process.terminate()  # "smart" shutdown would wait for clients; SIGTERM does not
+            # "fast" shutdown (SIGINT) ends every session now; sent to the postmaster itself,
+            # since ``runuser`` does not pass it on
+            os.kill(self.postmaster_pid(), signal.SIGINT)
             try:
                 self.process.wait(20)
             except subprocess.TimeoutExpired:
                 self.process.kill()
                 self.process.wait()
+
+    def postmaster_pid(self) -> int:
+        lines = (self.directory / "data" / "postmaster.pid").read_text().splitlines()
+        return int(lines[0])
+
+    def resume(self) -> None:
+        """Start the server again on the same data directory and socket."""
+        self.process = _spawn(self.bin_dir, self.run_as, self.directory, self.fsync)
+        _wait_ready(self)
+
+    def stop(self) -> None:
+        self.halt()
         shutil.rmtree(self.directory, ignore_errors=True)
 
 
@@ -103,36 +119,46 @@ def _as(user: str | None, argv: list[str]) -> list[str]:
     return argv if user is None else ["runuser", "-u", user, "--", *argv]
 
 
-def start_postgres() -> PostgresServer:
+def start_postgres(*, fsync: bool = False) -> PostgresServer:
+    """``fsync``: off for the tests (what they check is our transactions, not the disk's; a
+    shutdown checkpoint would otherwise sync every test database), on for the benchmarks."""
     bin_dir = _bin_dir()
     user = _runner()
     directory = Path(tempfile.mkdtemp(prefix="acp-pg-", dir="/tmp"))
     data = directory / "data"
+    server: PostgresServer | None = None
     if user is not None:
         entry = pwd.getpwnam(user)
         os.chown(directory, entry.pw_uid, entry.pw_gid)
     try:
+        initdb = [str(bin_dir / "initdb"), "-D", str(data), "-U", SUPERUSER, "--auth=trust"]
         init = subprocess.run(
-            _as(user, [str(bin_dir / "initdb"), "-D", str(data), "-U", SUPERUSER])
-            + ["--auth=trust", "--no-sync", "-E", "UTF8", "--locale=C"],
+            _as(user, [*initdb, "--no-sync", "-E", "UTF8", "--locale=C"]),
             capture_output=True,
             text=True,
             check=False,
         )
         if init.returncode != 0:
             raise PostgresUnavailable(f"initdb failed: {init.stderr.strip()}")
-        argv = [str(bin_dir / "postgres"), "-D", str(data), "-k", str(directory)]
-        argv += ["-c", "listen_addresses=", "-c", "fsync=on", "-c", "max_connections=200"]
-        with (directory / "server.log").open("wb") as log:
-            process = subprocess.Popen(_as(user, argv), stdout=log, stderr=log)
-        server = PostgresServer(directory, bin_dir, user, process)
+        process = _spawn(bin_dir, user, directory, fsync)
+        server = PostgresServer(directory, bin_dir, user, process, fsync)
         _wait_ready(server)
     except BaseException:
-        with contextlib.suppress(NameError):
+        if server is not None:
             server.stop()
         shutil.rmtree(directory, ignore_errors=True)
         raise
     return server
+
+
+def _spawn(
+    bin_dir: Path, user: str | None, directory: Path, fsync: bool
+) -> subprocess.Popen[bytes]:
+    argv = [str(bin_dir / "postgres"), "-D", str(directory / "data"), "-k", str(directory)]
+    argv += ["-c", "listen_addresses=", "-c", f"fsync={'on' if fsync else 'off'}"]
+    argv += ["-c", "max_connections=200"]
+    with (directory / "server.log").open("ab") as log:
+        return subprocess.Popen(_as(user, argv), stdout=log, stderr=log)
 
 
 def _wait_ready(server: PostgresServer) -> None:
@@ -140,9 +166,9 @@ def _wait_ready(server: PostgresServer) -> None:
     once while the socket does not exist yet), or the server exits, or the time is up."""
     deadline = time.monotonic() + START_TIMEOUT_S
     while time.monotonic() < deadline and server.process.poll() is None:
+        probe = [str(server.bin_dir / "pg_isready"), "-q", "-h", str(server.socket_dir)]
         ready = subprocess.run(
-            [str(server.bin_dir / "pg_isready"), "-q", "-h", str(server.socket_dir)]
-            + ["-U", SUPERUSER, "-t", "5"],
+            [*probe, "-U", SUPERUSER, "-t", "5"],
             check=False,
         )
         if ready.returncode == 0:

@@ -277,6 +277,12 @@ class PgStore:
 
     # -- the store's own connection ---------------------------------------------------------
 
+    def close(self) -> None:
+        with self._mutex:
+            conn, self._conn = self._conn, None
+        if conn is not None:
+            conn.close()
+
     def _ready(self, conn: Conn) -> None:
         if not self._schema_ready:
             ensure_schema(conn)
