@@ -168,6 +168,11 @@ class JournalWriter:
     # -- state ------------------------------------------------------------------------------
 
     @property
+    def hold(self) -> Hold:
+        """What keeps other writers out (a file lock, a PostgreSQL lease)."""
+        return self._lock
+
+    @property
     def durable_seq(self) -> int:
         """The last seq known to be on disk (0: none)."""
         return self._durable_seq

@@ -20,8 +20,9 @@ two processes can never both append. The old owner then marks the lease ``lost``
 ``JournalTakenOver``; it never writes to the session again.
 
 A broken connection (the database restarted, the network failed) is opened again on the next
-use: the advisory lock is taken again (only our own previous connection may be ended to get
-it) and the epoch checked; meanwhile every use fails with ``JournalStoreDown`` (an ``OSError``:
+use (at once, within the same call, when it was found broken): the advisory lock is taken
+again (only our own previous connection may be ended to get it) and the epoch checked; while
+the database cannot be reached every use fails with ``JournalStoreDown`` (an ``OSError``:
 the writer keeps its lines and retries them). ``needs_check`` is true once the local copy of
 the lease's end (``deadline``, counted from before the renewal was sent, so it is never later
 than the database's) has passed: the session layer then confirms ownership (``verify``) before
@@ -104,6 +105,11 @@ class Lease:
         self._released = False
         self._log = log.bind(session_id=session_id, epoch=epoch)
 
+    @property
+    def backend(self) -> int:
+        """The PostgreSQL backend pid of the session's connection (the lock's holder)."""
+        return self._backend
+
     # -- the writer's Hold ------------------------------------------------------------------
 
     def needs_check(self) -> bool:
@@ -141,19 +147,26 @@ class Lease:
         with self._mutex:
             if self.lost or self._released:
                 raise self.taken_over()
-            started = time.monotonic()
-            try:
-                conn = self._connection()
-                if renew:
-                    self._renew(conn, started)
-                return fn(conn)
-            except JournalTakenOver:
-                self._drop()
-                raise
-            except psycopg.Error as exc:
-                if self._conn is not None and self._conn.broken:
+            for attempt in range(2):
+                started = time.monotonic()
+                try:
+                    conn = self._connection()
+                    if renew:
+                        self._renew(conn, started)
+                    return fn(conn)
+                except JournalTakenOver:
                     self._drop()
-                raise down(self.label, exc) from exc
+                    raise
+                except psycopg.Error as exc:
+                    broken = self._conn is not None and self._conn.broken
+                    if broken:
+                        self._drop()
+                    if not broken or attempt:
+                        raise down(self.label, exc) from exc
+                    # The connection was gone before we used it (the server restarted, or
+                    # ended it): once more on a new one, which checks the epoch first.
+                    self._log.info("journal_store_connection_lost", error=str(exc))
+            raise AssertionError("unreachable")
 
     def renewed(self, started: float) -> None:
         """A write renewed the lease (it sets ``lease_until`` in its transaction)."""
