@@ -141,7 +141,7 @@ async def test_an_outage_fails_the_flush_and_loses_nothing(
     await writer.flush()
     own_server.halt()
     second = turn(writer, 2)
-    with pytest.raises(JournalFlushError, match="journal store .* is unreachable"):
+    with pytest.raises(JournalFlushError, match=r"journal store .* is unreachable"):
         await writer.flush()
     assert not writer.health.healthy and writer.health.unflushed == 6
     assert writer.durable_seq == 6
