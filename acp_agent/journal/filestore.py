@@ -22,8 +22,8 @@ from acp_agent.journal.files import FileFactory, fsync_dir
 from acp_agent.journal.lock import Holder, SessionLock, current_holder
 from acp_agent.journal.opening import LoadedJournal
 from acp_agent.journal.paths import SESSIONS_DIR, journal_path, session_dir, validate_session_id
-from acp_agent.journal.store import StoredSession
 from acp_agent.journal.store_choice import FILE_STORE
+from acp_agent.journal.stored import StoredSession
 from acp_agent.journal.writer import JournalWriter
 
 TOMBSTONE_PREFIX: Final = ".deleted-"

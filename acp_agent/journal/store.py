@@ -29,8 +29,6 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Protocol
 
-import msgspec
-
 from acp_agent.journal.events import SessionHeader
 from acp_agent.journal.files import FileFactory
 from acp_agent.journal.lock import Holder
@@ -43,15 +41,10 @@ from acp_agent.journal.store_choice import (
     missing_driver,
     remember_choice,
 )
+from acp_agent.journal.stored import StoredSession
 from acp_agent.journal.writer import JournalWriter
 
-
-class StoredSession(msgspec.Struct, frozen=True):
-    """One session as listed: its header line (as in the journal) and its last change."""
-
-    session_id: str
-    header_line: bytes
-    updated_ns: int
+__all__ = ["JournalStore", "StoredSession", "forget_store", "journal_store", "use_store"]
 
 
 class JournalStore(Protocol):

@@ -49,8 +49,8 @@ from acp_agent.journal.postgres.lease import RENEWER, Conn, Lease, wait_for_lock
 from acp_agent.journal.postgres.schema import connect, down, ensure_schema, lock_key
 from acp_agent.journal.postgres.sink import PgSink
 from acp_agent.journal.reader import parse_journal
-from acp_agent.journal.store import StoredSession
 from acp_agent.journal.store_choice import redacted
+from acp_agent.journal.stored import StoredSession
 from acp_agent.journal.writer import JournalWriter
 
 log = structlog.get_logger(__name__)
