@@ -28,6 +28,7 @@ from bench.cases import (
     first_token,
     inject,
     memory,
+    postgres,
     remote,
     replay,
     request,
@@ -62,6 +63,7 @@ CASES: dict[str, Case] = {
     "first_token": first_token.run,
     "remote": remote.run,
     "startup": startup.run,
+    "postgres": postgres.run,
 }
 ORDER = [
     "inject",
@@ -74,6 +76,7 @@ ORDER = [
     "request",
     "first_token",
     "remote",
+    "postgres",
 ]
 KEY_ORDER = [
     "inject_durable_p50",
@@ -107,6 +110,8 @@ KEY_ORDER = [
     "first_token_typing",
     "remote_ws_round_trip",
     "remote_ws_stream",
+    "postgres_inject_durable_p50",
+    "postgres_load_small",
 ]
 
 
