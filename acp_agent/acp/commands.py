@@ -39,10 +39,7 @@ from acp_agent.acp.mode_option import choose_mode
 from acp_agent.acp.model_option import MODEL_OPTION, ModelOption
 from acp_agent.acp.observer import AcpObserver
 from acp_agent.acp.schema import PromptResult, SessionConfigSelect
-from acp_agent.content import ContentBlock
-from acp_agent.errors import InvalidParams
-from acp_agent.journal.events import SourceKind, source
-from acp_agent.session.commands import (
+from acp_agent.commands.commands import (
     INIT_INSTRUCTION,
     REVIEW_INSTRUCTION,
     Command,
@@ -51,6 +48,9 @@ from acp_agent.session.commands import (
     skill_prompt,
     with_notes,
 )
+from acp_agent.content import ContentBlock
+from acp_agent.errors import InvalidParams
+from acp_agent.journal.events import SourceKind, source
 from acp_agent.session.errors import UnknownModel
 from acp_agent.session.service import PendingPrompt, Session
 from acp_agent.tools.permissions import MODES
@@ -122,7 +122,7 @@ class SlashCommands:
     ) -> PromptResult | PendingPrompt:
         # Here, not at the top: only a /review runs it (and git, which costs far more), and a
         # process's first session/new is answered without it (tests/integration/test_startup.py).
-        from acp_agent.session.review import REVIEW_SOURCE, NothingToReview, working_tree_changes
+        from acp_agent.commands.review import REVIEW_SOURCE, NothingToReview, working_tree_changes
 
         try:
             changes = await anyio.to_thread.run_sync(working_tree_changes, session.header.cwd)
@@ -134,14 +134,13 @@ class SlashCommands:
 
 def status_text(session: AcpSession) -> str:
     """``/status``: the session as it stands, from live state only."""
-    actor, window = session.actor, session.actor.deps.context_window
-    used = actor.context_used
+    window, used = session.context_window, session.context_used
     context = (
         f"{used} of {window} tokens ({used * 100 // max(window, 1)}%) at the last request"
         if used is not None
         else f"no request reported usage yet (window {window} tokens)"
     )
-    total, cost = actor.usage_total, session.observer.cost
+    total, cost = session.usage_total, session.observer.cost
     tokens = (
         f"{total.input_tokens} in, {total.output_tokens} out"
         + (f", {total.reasoning_tokens} reasoning" if total.reasoning_tokens else "")
@@ -160,7 +159,7 @@ def status_text(session: AcpSession) -> str:
         f"Context: {context}",
         f"Tokens since this process opened the session: {tokens}",
         f"Cost: {f'${cost:.4f}' if cost else 'none reported'}",
-        f"Turns: {actor.state.turn}",
+        f"Turns: {session.turns}",
         f"Skills: {', '.join('/' + s.name for s in session.skills) or 'none'}",
     ]
     return "\n".join(lines)

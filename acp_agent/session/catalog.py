@@ -34,7 +34,6 @@ from acp_agent.journal.store import StoredSession, journal_store
 TITLE_FILE = "title"
 CLIENT_TITLE_MARK = "title.client"
 ARCHIVED_FILE = "archived"
-TITLE_LENGTH = 80
 PAGE_SIZE = 100
 
 _HEADER = msgspec.json.Decoder(SessionHeader)
@@ -58,11 +57,6 @@ class SessionSummary(msgspec.Struct, frozen=True):
 
 class BadCursor(ValueError):
     pass
-
-
-def title_from(text: str) -> str:
-    line = " ".join(text.split())
-    return line if len(line) <= TITLE_LENGTH else line[: TITLE_LENGTH - 1] + "…"
 
 
 def write_title(state_dir: Path, session_id: str, title: str) -> None:
