@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from bench.postgres_server import PostgresServer, PostgresUnavailable, start_postgres
 from tests.support.acp_schema import AcpSchema, SchemaMissingError, default_schema
-from tests.support.postgres import PostgresServer, PostgresUnavailable, start_postgres
 from tests.support.recording import RecordingClient
 
 
@@ -50,7 +50,7 @@ def state_dir(agent_env: dict[str, str]) -> Path:
 
 @pytest.fixture(scope="session")
 def postgres() -> Iterator[PostgresServer]:
-    """A real PostgreSQL for the whole run (``tests/support/postgres.py``), or a skip saying
+    """A real PostgreSQL for the whole run (``bench/postgres_server.py``), or a skip saying
     why there cannot be one here."""
     pytest.importorskip("psycopg", reason="the postgres extra is not installed (psycopg)")
     try:

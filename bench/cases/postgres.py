@@ -1,6 +1,6 @@
 """The PostgreSQL journal store (``--journal-store postgresql://…``) against bare SQL, same run.
 
-A real server of the run's own (``tests/support/postgres.py``, ``fsync=on``, a Unix socket);
+A real server of the run's own (``bench/postgres_server.py``, ``fsync=on``, a Unix socket);
 skipped, with the reason on stderr, where it cannot start or the postgres extra is missing.
 
 - ``postgres_inject_durable_p50``: the durable idle inject of ``inject.py`` (``_acp_agent/inject``
@@ -42,7 +42,7 @@ async def run(lab: Lab, sizes: Sizes) -> list[Figure]:
         import psycopg
     except ImportError:
         return skipped("the postgres extra is not installed (psycopg)")
-    from tests.support.postgres import PostgresUnavailable, start_postgres
+    from bench.postgres_server import PostgresUnavailable, start_postgres
 
     try:
         server = start_postgres(fsync=True)

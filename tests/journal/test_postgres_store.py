@@ -21,7 +21,7 @@ from acp_agent.journal.postgres.store import PgStore
 from acp_agent.journal.reader import parse_journal
 from acp_agent.journal.store import open_store
 from acp_agent.journal.writer import JournalWriter
-from tests.support.postgres import PostgresServer, PostgresUnavailable, start_postgres
+from bench.postgres_server import PostgresServer, PostgresUnavailable, start_postgres
 
 from .builders import HEADER, SESSION_ID, T0, simple_turn
 

@@ -1,7 +1,7 @@
 """The journal store contract (``acp_agent/journal/store.py``), held by both stores.
 
 Every test runs against the ``file`` store (a state dir) and the PostgreSQL store (a fresh
-database of a real server, ``tests/support/postgres.py``): the same events, the same bytes,
+database of a real server, ``bench/postgres_server.py``): the same events, the same bytes,
 the same checks, one durable commit per barrier, one writer per session.
 """
 

@@ -1,7 +1,7 @@
 """Two hosts, one database (docs/contract.md §13, ``--journal-store postgresql://…``).
 
 Two real ``acp-agent serve --listen`` processes, each with its own state dir, share a real
-PostgreSQL (``tests/support/postgres.py``): host A runs a turn and dies (SIGKILL), host B
+PostgreSQL (``bench/postgres_server.py``): host A runs a turn and dies (SIGKILL), host B
 loads the session with everything A acknowledged and prompts on; host A is stopped (SIGSTOP)
 while B takes the session over, then continued: A writes nothing more and says it lost the
 session. The database's journal passes ``acp-agent journal check`` afterwards.
@@ -17,10 +17,10 @@ from pathlib import Path
 
 import pytest
 
+from bench.postgres_server import PostgresServer
 from tests.integration.support import write_script
 from tests.remote.support import Listener, WsPeer, peer, prompt_params, start, stop
 from tests.support.acp_schema import AcpSchema, JsonObject
-from tests.support.postgres import PostgresServer
 from tests.support.process import agent_command
 
 pytestmark = pytest.mark.subprocess

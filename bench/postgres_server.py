@@ -1,4 +1,6 @@
-"""A real PostgreSQL for the tests: ``initdb`` in a temporary directory, a Unix socket only.
+"""A real PostgreSQL for the tests and the benchmarks: ``initdb`` in a temporary directory, a
+Unix socket only (here, in ``bench/``, because the benchmarks may not import ``tests``; the tests'
+fixtures are in ``tests/conftest.py``).
 
 ``start_postgres()`` finds Debian's server binaries (``/usr/lib/postgresql/<major>/bin``, or
 ``initdb`` on PATH), runs ``initdb`` in a fresh directory and starts ``postgres`` with
