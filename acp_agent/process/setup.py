@@ -39,8 +39,8 @@ class Setup(msgspec.Struct, frozen=True):
 
 def checked_setup(options: Options) -> Setup:
     """Read and check the config file once (``ConfigError``) and the model spec
-    (``BadModelSpec``), and choose the journal store (``journal/store_choice.py``: a bad URL or a
-missing driver is a ``ConfigError``); the ``[hooks]`` table is checked only when there is one."""
+        (``BadModelSpec``), and choose the journal store (``journal/store_choice.py``: a bad URL or a
+    missing driver is a ``ConfigError``); the ``[hooks]`` table is checked only when there is one."""
     config = read_config_file(options.config)  # once, for providers, hooks and [agent]
     providers = providers_from(config, options.config)
     models = ModelCatalog(options.model, providers, context_window=options.context_window)
