@@ -4,12 +4,12 @@ configuration error, and the server exits 2 with it before serving anything."""
 
 from __future__ import annotations
 
+import importlib.util
 import subprocess
 from pathlib import Path
 
 import pytest
 
-from acp_agent.journal import store_choice
 from acp_agent.journal.store_choice import (
     POSTGRES_INSTALL_HINT,
     StoreConfigError,
@@ -42,7 +42,7 @@ def test_an_unknown_store_says_what_is_expected() -> None:
 
 
 def test_a_missing_driver_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(store_choice.importlib.util, "find_spec", lambda name: None)
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name: None)
     with pytest.raises(StoreConfigError) as refused:
         checked_url("postgresql://agent:hunter2@db:5432/agent")
     assert POSTGRES_INSTALL_HINT in str(refused.value)
