@@ -65,3 +65,15 @@ def postgres() -> Iterator[PostgresServer]:
 def pg_url(postgres: PostgresServer) -> str:
     """A fresh, empty database of the run's PostgreSQL: its libpq URI."""
     return postgres.new_database()
+
+
+@pytest.fixture
+def private_postgres() -> Iterator[PostgresServer]:
+    """A PostgreSQL of the test's own, to stop (an outage) and start again."""
+    pytest.importorskip("psycopg", reason="the postgres extra is not installed (psycopg)")
+    try:
+        server = start_postgres()
+    except PostgresUnavailable as exc:
+        pytest.skip(f"no PostgreSQL here: {exc}")
+    yield server
+    server.stop()

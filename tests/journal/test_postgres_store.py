@@ -21,7 +21,7 @@ from acp_agent.journal.postgres.store import PgStore
 from acp_agent.journal.reader import parse_journal
 from acp_agent.journal.store import open_store
 from acp_agent.journal.writer import JournalWriter
-from bench.postgres_server import PostgresServer, PostgresUnavailable, start_postgres
+from bench.postgres_server import PostgresServer
 
 from .builders import HEADER, SESSION_ID, T0, simple_turn
 
@@ -120,32 +120,20 @@ async def test_a_closed_session_is_taken_at_once_with_a_new_epoch(
     await writer_b.close()
 
 
-@pytest.fixture
-def own_server() -> Iterator[PostgresServer]:
-    """A server of the test's own, to stop and start again."""
-    pytest.importorskip("psycopg", reason="the postgres extra is not installed (psycopg)")
-    try:
-        server = start_postgres()
-    except PostgresUnavailable as exc:
-        pytest.skip(f"no PostgreSQL here: {exc}")
-    yield server
-    server.stop()
-
-
 async def test_an_outage_fails_the_flush_and_loses_nothing(
-    tmp_path: Path, own_server: PostgresServer
+    tmp_path: Path, private_postgres: PostgresServer
 ) -> None:
-    store = pg_store(tmp_path, own_server.new_database())
+    store = pg_store(tmp_path, private_postgres.new_database())
     writer = await store.create(HEADER, None)
     first = turn(writer, 1)
     await writer.flush()
-    own_server.halt()
+    private_postgres.halt()
     second = turn(writer, 2)
     with pytest.raises(JournalFlushError, match=r"journal store .* is unreachable"):
         await writer.flush()
     assert not writer.health.healthy and writer.health.unflushed == 6
     assert writer.durable_seq == 6
-    own_server.resume()
+    private_postgres.resume()
     await writer.flush()  # the connection is opened again, the lease taken again
     assert writer.health.healthy and writer.durable_seq == 12
     third = turn(writer, 3)

@@ -2,7 +2,7 @@
 
 Two real ``acp-agent serve --listen`` processes, each with its own state dir, share a real
 PostgreSQL (``bench/postgres_server.py``): host A runs a turn and dies (SIGKILL), host B
-loads the session with everything A acknowledged and prompts on; host A is stopped (SIGSTOP)
+lists A's session, loads it with everything A acknowledged and prompts on; host A is stopped (SIGSTOP)
 while B takes the session over, then continued: A writes nothing more and says it lost the
 session. The database's journal passes ``acp-agent journal check`` afterwards.
 """
@@ -94,6 +94,8 @@ async def test_host_b_loads_what_a_killed_host_acknowledged_and_prompts_on(
             assert stop(a, signalled=True) == -signal.SIGKILL
         async with peer(b.ws_url) as client_b:
             await client_b.initialize()
+            listed = await client_b.call("session/list", {})
+            assert [s["sessionId"] for s in listed["result"]["sessions"]] == [session_id]
             assert "result" in await load(client_b, session_id, workspace)
             replayed = client_b.transcript.session_updates(session_id)
             for kind in ("user_message_chunk", "agent_message_chunk"):
