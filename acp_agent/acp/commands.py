@@ -151,7 +151,7 @@ def status_text(session: AcpSession) -> str:
     level = (session.thought_level or "default") if session.thinks else "not offered here"
     lines = [
         f"Session: {session.id}",
-        f"Journal: {session.journal_path}",
+        f"Journal: {session.journal_location}",
         f"Working directory: {session.header.cwd}",
         f"Model: {session.model or 'the default'}",
         f"Mode: {session.mode}",

@@ -36,6 +36,7 @@ from acp_agent.journal.errors import JournalError, JournalFlushError
 from acp_agent.journal.events import Entry, SessionHeader, Source, SourceKind, source
 from acp_agent.journal.files import FileFactory
 from acp_agent.journal.paths import journal_path, session_dir
+from acp_agent.journal.store import journal_store
 from acp_agent.journal.writer import JournalHealth, JournalWriter
 from acp_agent.mcp.config import McpServerConfig
 from acp_agent.model.base import ModelProvider, context_window_of
@@ -237,6 +238,12 @@ class Session(Generic[Obs]):
     @property
     def journal_path(self) -> Path:
         return journal_path(session_dir(self._sessions.state_dir, self.id))
+
+    @property
+    def journal_location(self) -> str:
+        """Where the journal is, for people: its file, or the shared store that holds it."""
+        store = journal_store(self._sessions.state_dir)
+        return f"{store.label} (session {self.id})" if store.shared else str(self.journal_path)
 
     def set_roots(self, roots: Sequence[Path]) -> None:
         """The extra roots the session's file tools may use, besides its cwd."""

@@ -40,7 +40,7 @@ from typing import Any, Final, TypeVar
 import psycopg
 import structlog
 
-from acp_agent.journal.errors import JournalTakenOver
+from acp_agent.journal.errors import JournalClosed, JournalError, JournalTakenOver
 from acp_agent.journal.postgres.schema import connect, down, lock_key
 
 log = structlog.get_logger(__name__)
@@ -145,7 +145,9 @@ class Lease:
         renewed first when asked. ``JournalTakenOver`` once lost; ``JournalStoreDown`` when the
         database cannot be reached (the next call tries again)."""
         with self._mutex:
-            if self.lost or self._released:
+            if self._released:  # closed here (a renewal that raced the close): no loss
+                raise JournalClosed(self.session_id)
+            if self.lost:
                 raise self.taken_over()
             for attempt in range(2):
                 started = time.monotonic()
@@ -263,8 +265,8 @@ class Renewer:
     def _renew(lease: Lease) -> None:
         try:
             lease.verify()
-        except JournalTakenOver:
-            pass  # logged by the lease
+        except JournalError:
+            pass  # taken over (logged by the lease), or closed meanwhile
         except OSError as exc:
             log.warning("journal_lease_renewal_failed", session_id=lease.session_id, error=str(exc))
 
