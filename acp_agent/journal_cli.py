@@ -82,7 +82,7 @@ def run_journal_command(args: argparse.Namespace, options: Options) -> int:
         logs.shutdown()
         return _fail(str(exc), 2)
     try:
-        return _run(COMMANDS[args.journal_command], args, options)
+        return _run(JOURNAL_COMMANDS[args.journal_command], args, options)
     finally:
         logs.shutdown()
 
@@ -360,7 +360,7 @@ def _compact(args: argparse.Namespace, options: Options) -> int:
     return 0
 
 
-COMMANDS: dict[str, Command] = {
+JOURNAL_COMMANDS: dict[str, Command] = {
     "check": _check,
     "list": _list,
     "show": _show,
