@@ -128,8 +128,7 @@ class PgStore:
 
     def _create(self, header: SessionHeader) -> JournalWriter:
         make_private_dirs(session_dir(self.state_dir, header.id))
-        started = time.monotonic()
-        lease = self._session(header.id, lambda conn: self._insert(conn, header), started)
+        lease, _ = self._session(header.id, lambda conn: (self._insert(conn, header), None))
         return JournalWriter(header.id, PgSink(lease, 0), lease, durable_seq=0)
 
     def _insert(self, conn: Conn, header: SessionHeader) -> int:
@@ -146,26 +145,22 @@ class PgStore:
 
     def _open(self, session_id: str) -> tuple[JournalWriter, LoadedJournal]:
         make_private_dirs(session_dir(self.state_dir, session_id))
+
+        def take(conn: Conn) -> tuple[int, LoadedJournal]:
+            return self._take(conn, session_id), self._load(conn, session_id)
+
+        lease, loaded = self._session(session_id, take)
+        durable = len(loaded.entries)
+        return JournalWriter(session_id, PgSink(lease, durable), lease, durable), loaded
+
+    def _session(self, session_id: str, take: Callable[[Conn], tuple[int, T]]) -> tuple[Lease, T]:
+        """A connection of the session's own, ``take`` on it (the epoch it set, and what else
+        it read), and the lease on that connection, counted from before it was taken."""
         started = time.monotonic()
-        loaded: list[LoadedJournal] = []
-
-        def take(conn: Conn) -> int:
-            epoch = self._take(conn, session_id)
-            loaded.append(self._load(conn, session_id))
-            return epoch
-
-        lease = self._session(session_id, take, started)
-        entries = loaded[0].entries
-        return JournalWriter(session_id, PgSink(lease, len(entries)), lease, len(entries)), loaded[
-            0
-        ]
-
-    def _session(self, session_id: str, take: Callable[[Conn], int], started: float) -> Lease:
-        """A connection of the session's own, ``take`` on it (it returns the epoch), a lease."""
         conn = connect(self.url, self._label)
         try:
             self._ready(conn)
-            epoch = take(conn)
+            epoch, taken = take(conn)
         except psycopg.Error as exc:
             conn.close()
             raise down(self._label, exc) from exc
@@ -174,7 +169,7 @@ class PgStore:
             raise
         lease = Lease(self.url, self._label, self.ttl, session_id, conn, epoch, started)
         RENEWER.add(lease)
-        return lease
+        return lease, taken
 
     def _take(self, conn: Conn, session_id: str) -> int:
         row = conn.execute(OWNERSHIP, (session_id,)).fetchone()
