@@ -104,6 +104,9 @@ class FileStore:
             lock.release()
         sweep_tombstones(sessions)
 
+    def keep_side_file(self, session_id: str, name: str, data: bytes | None) -> None:
+        return None  # the side files are the session directory's own
+
     def close(self) -> None:
         return None
 

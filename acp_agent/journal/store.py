@@ -87,9 +87,21 @@ class JournalStore(Protocol):
         """Remove the session durably; ``JournalLocked`` when another process has it open."""
         ...
 
+    def keep_side_file(self, session_id: str, name: str, data: bytes | None) -> None:
+        """A shared store's copy of a side file (``stored.SIDE_FILES``; ``None``: removed),
+        for the host that opens the session next; nothing for files (they are the side files)."""
+        ...
+
     def close(self) -> None:
         """Give back what the store holds itself (not the sessions' writers)."""
         ...
+
+
+def keep_side_file(directory: Path, name: str, data: bytes | None) -> None:
+    """``JournalStore.keep_side_file`` for the session directory ``<state>/sessions/<id>``."""
+    store = journal_store(directory.parent.parent)
+    if store.shared:
+        store.keep_side_file(directory.name, name, data)
 
 
 _stores: dict[Path, JournalStore] = {}

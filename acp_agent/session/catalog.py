@@ -29,7 +29,7 @@ import msgspec
 from acp_agent.journal.events import SessionHeader
 from acp_agent.journal.files import fsync_dir
 from acp_agent.journal.paths import session_dir
-from acp_agent.journal.store import StoredSession, journal_store
+from acp_agent.journal.store import StoredSession, journal_store, keep_side_file
 
 TITLE_FILE = "title"
 CLIENT_TITLE_MARK = "title.client"
@@ -68,6 +68,7 @@ def write_title(state_dir: Path, session_id: str, title: str) -> None:
     finally:
         os.close(fd)
     os.replace(tmp, directory / TITLE_FILE)
+    keep_side_file(directory, TITLE_FILE, title.encode())
 
 
 def set_client_title(state_dir: Path, session_id: str, title: str) -> None:
@@ -83,6 +84,8 @@ def set_client_title(state_dir: Path, session_id: str, title: str) -> None:
     os.close(os.open(directory / CLIENT_TITLE_MARK, os.O_WRONLY | os.O_CREAT, 0o600))
     os.replace(tmp, directory / TITLE_FILE)
     fsync_dir(directory)
+    keep_side_file(directory, CLIENT_TITLE_MARK, b"")
+    keep_side_file(directory, TITLE_FILE, title.encode())
 
 
 def client_titled(directory: Path) -> bool:
@@ -105,8 +108,10 @@ def summary(state_dir: Path, stored: StoredSession) -> SessionSummary | None:
     except msgspec.DecodeError:
         return None
     directory = session_dir(state_dir, stored.session_id)
-    archived = (directory / ARCHIVED_FILE).exists()
-    title = read_title(directory)
+    archived = stored.archived
+    if archived is None:
+        archived = (directory / ARCHIVED_FILE).exists()
+    title = stored.title if stored.title is not None else read_title(directory)
     return SessionSummary(header.id, header.cwd, stored.updated_ns, title, archived)
 
 

@@ -35,7 +35,7 @@ from acp_agent.journal.errors import JournalLeased, JournalLocked
 from acp_agent.journal.files import FILE_MODE, fsync_dir, make_private_dirs
 from acp_agent.journal.filestore import TOMBSTONE_PREFIX, sweep_tombstones
 from acp_agent.journal.paths import session_dir
-from acp_agent.journal.store import journal_store
+from acp_agent.journal.store import journal_store, keep_side_file
 from acp_agent.session.catalog import ARCHIVED_FILE
 from acp_agent.session.errors import IdRole, SessionUnavailable, UnknownSession
 from acp_agent.session.opening import checked_id
@@ -76,6 +76,7 @@ def delete_session(state_dir: Path, session_id: str) -> None:
 def set_archived(directory: Path, archived: bool) -> None:
     """Write or remove the ``archived`` flag, durably; setting it twice is no change."""
     flag = directory / ARCHIVED_FILE
+    keep_side_file(directory, ARCHIVED_FILE, b"" if archived else None)
     if archived:
         fd = os.open(flag, os.O_WRONLY | os.O_CREAT | os.O_CLOEXEC, FILE_MODE)
         try:

@@ -1,6 +1,7 @@
 """The PostgreSQL store's own promises (``acp_agent/journal/postgres/``), on a real server.
 
-Ownership: a session is taken over at once from an owner that closed it or whose connection
+Side files: the title, the client's mark, the settings and the archive flag go with the session
+to the host that opens it next. Ownership: a session is taken over at once from an owner that closed it or whose connection
 ended, and from a live owner only once its lease ran out; after a take-over nothing the old
 owner writes lands, and it says it lost the session. An outage fails the flush and loses
 nothing: the lines stay admitted and land once the database is back.
@@ -16,11 +17,15 @@ import pytest
 
 from acp_agent.journal.errors import JournalFlushError, JournalLeased, JournalTakenOver
 from acp_agent.journal.events import Entry
+from acp_agent.journal.paths import session_dir
 from acp_agent.journal.postgres.lease import RENEWER, Lease
 from acp_agent.journal.postgres.store import PgStore
 from acp_agent.journal.reader import parse_journal
-from acp_agent.journal.store import open_store
+from acp_agent.journal.store import forget_store, open_store, use_store
 from acp_agent.journal.writer import JournalWriter
+from acp_agent.session.catalog import all_summaries, client_titled, read_title, set_client_title
+from acp_agent.session.settings import SessionSettings, read_settings, write_settings
+from acp_agent.session.shelf import set_archived
 from bench.postgres_server import PostgresServer
 
 from .builders import HEADER, SESSION_ID, T0, simple_turn
@@ -140,3 +145,32 @@ async def test_an_outage_fails_the_flush_and_loses_nothing(
     await writer.close()
     assert parse_journal(store.read(SESSION_ID)).entries == first + second + third
     store.close()
+
+
+async def test_title_settings_and_archive_flag_move_with_the_session(
+    two: tuple[PgStore, PgStore], tmp_path: Path
+) -> None:
+    a, b = two
+    use_store(tmp_path / "a", a.url)
+    use_store(tmp_path / "b", b.url)
+    try:
+        writer = await a.create(HEADER, None)
+        await writer.close()
+        dir_a = session_dir(tmp_path / "a", SESSION_ID)
+        set_client_title(tmp_path / "a", SESSION_ID, "the client's title")
+        write_settings(dir_a, SessionSettings(mode="plan", model="script:x"))
+        set_archived(dir_a, True)
+        listed = all_summaries(tmp_path / "b")  # host B, which never had the session
+        assert [(s.title, s.archived) for s in listed] == [("the client's title", True)]
+        writer_b, _ = await b.open(SESSION_ID, None)
+        dir_b = session_dir(tmp_path / "b", SESSION_ID)
+        assert read_settings(dir_b) == SessionSettings(mode="plan", model="script:x")
+        assert read_title(dir_b) == "the client's title" and client_titled(dir_b)
+        set_archived(dir_b, False)
+        await writer_b.close()
+        writer_a, _ = await a.open(SESSION_ID, None)
+        assert not (dir_a / "archived").exists()  # B's change, laid down on A
+        await writer_a.close()
+    finally:
+        forget_store(tmp_path / "a")
+        forget_store(tmp_path / "b")

@@ -6,7 +6,10 @@ every take-over), ``owner`` (``host:pid``), ``owner_backend`` (the PostgreSQL ba
 owner's connection, which holds the session's advisory lock) and ``lease_until`` (renewed by the
 owner; ``NULL`` once it closed the session). ``acp_agent_events``: one row per event, its line
 exactly as a journal file holds it (envelope, checksum and newline), keyed by ``(session_id,
-seq)`` so a gap or a duplicate cannot be stored.
+seq)`` so a gap or a duplicate cannot be stored. ``acp_agent_side_files``: a copy of the
+session directory's side files (title, the client-title mark, ``settings.json``, the archive
+flag) that every host writes through and the host opening the session lays down again
+(``store.py``), so a session moves between hosts with its title and settings.
 
 The tables are created at first use, under a transaction-level advisory lock so two processes
 starting at once do not race on ``CREATE TABLE IF NOT EXISTS``.
@@ -40,6 +43,12 @@ CREATE TABLE IF NOT EXISTS acp_agent_events (
     seq bigint NOT NULL,
     line bytea NOT NULL,
     PRIMARY KEY (session_id, seq)
+);
+CREATE TABLE IF NOT EXISTS acp_agent_side_files (
+    session_id text NOT NULL REFERENCES acp_agent_sessions (id) ON DELETE CASCADE,
+    name text NOT NULL,
+    data bytea NOT NULL,
+    PRIMARY KEY (session_id, name)
 );
 """
 

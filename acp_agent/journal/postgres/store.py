@@ -40,7 +40,7 @@ from acp_agent.journal.errors import (
     JournalNotFound,
 )
 from acp_agent.journal.events import SessionHeader
-from acp_agent.journal.files import FileFactory, make_private_dirs
+from acp_agent.journal.files import FileFactory, make_private_dirs, replace_file
 from acp_agent.journal.format import encode_header
 from acp_agent.journal.lock import Holder
 from acp_agent.journal.opening import LoadedJournal
@@ -50,7 +50,7 @@ from acp_agent.journal.postgres.schema import connect, down, ensure_schema, lock
 from acp_agent.journal.postgres.sink import PgSink
 from acp_agent.journal.reader import parse_journal
 from acp_agent.journal.store_choice import redacted
-from acp_agent.journal.stored import StoredSession
+from acp_agent.journal.stored import SIDE_FILES, StoredSession
 from acp_agent.journal.writer import JournalWriter
 
 log = structlog.get_logger(__name__)
@@ -77,6 +77,17 @@ OWNERSHIP = (
     " FROM acp_agent_sessions WHERE id = %s"
 )
 EVENTS = "SELECT line FROM acp_agent_events WHERE session_id = %s ORDER BY seq"
+KEEP_SIDE = (
+    "INSERT INTO acp_agent_side_files (session_id, name, data) VALUES (%s, %s, %s)"
+    " ON CONFLICT (session_id, name) DO UPDATE SET data = EXCLUDED.data"
+)
+DROP_SIDE = "DELETE FROM acp_agent_side_files WHERE session_id = %s AND name = %s"
+LISTING = (
+    "SELECT s.id, s.header, (extract(epoch FROM s.updated_at) * 1e9)::bigint, t.data,"
+    " a.session_id IS NOT NULL FROM acp_agent_sessions s"
+    " LEFT JOIN acp_agent_side_files t ON t.session_id = s.id AND t.name = 'title'"
+    " LEFT JOIN acp_agent_side_files a ON a.session_id = s.id AND a.name = 'archived'"
+)
 
 
 def lease_seconds() -> float:
@@ -147,7 +158,10 @@ class PgStore:
         make_private_dirs(session_dir(self.state_dir, session_id))
 
         def take(conn: Conn) -> tuple[int, LoadedJournal]:
-            return self._take(conn, session_id), self._load(conn, session_id)
+            epoch = self._take(conn, session_id)
+            loaded = self._load(conn, session_id)
+            self._lay_down_side_files(conn, session_id)
+            return epoch, loaded
 
         lease, loaded = self._session(session_id, take)
         durable = len(loaded.entries)
@@ -206,6 +220,26 @@ class PgStore:
             raise JournalCorrupt(tail.reason, offset=tail.offset, seq=tail.seq)
         return LoadedJournal(parsed.header, parsed.entries, None)
 
+    def _lay_down_side_files(self, conn: Conn, session_id: str) -> None:
+        """This host's side files of the session as the store keeps them (the last host to
+        write one wins; one the store has not got is removed here)."""
+        directory = session_dir(self.state_dir, session_id)
+        rows = conn.execute(
+            "SELECT name, data FROM acp_agent_side_files WHERE session_id = %s", (session_id,)
+        ).fetchall()
+        kept = {str(name): bytes(data) for name, data in rows}
+        for name in SIDE_FILES:
+            if name in kept:
+                replace_file(directory, name, kept[name])
+            else:
+                (directory / name).unlink(missing_ok=True)
+
+    def keep_side_file(self, session_id: str, name: str, data: bytes | None) -> None:
+        if data is None:
+            self._run(lambda conn: conn.execute(DROP_SIDE, (session_id, name)))
+        else:
+            self._run(lambda conn: conn.execute(KEEP_SIDE, (session_id, name, data)))
+
     # -- reading ----------------------------------------------------------------------------
 
     def exists(self, session_id: str) -> bool:
@@ -234,13 +268,17 @@ class PgStore:
         return b"".join([bytes(row[0]), *map(bytes, lines)])
 
     def sessions(self) -> list[StoredSession]:
-        rows = self._run(
-            lambda c: c.execute(
-                "SELECT id, header, (extract(epoch FROM updated_at) * 1e9)::bigint"
-                " FROM acp_agent_sessions"
-            ).fetchall()
-        )
-        return [StoredSession(str(r[0]), bytes(r[1]), int(r[2])) for r in rows]
+        rows = self._run(lambda c: c.execute(LISTING).fetchall())
+        return [
+            StoredSession(
+                str(r[0]),
+                bytes(r[1]),
+                int(r[2]),
+                bytes(r[3]).decode("utf-8", "replace") if r[3] is not None else None,
+                bool(r[4]),
+            )
+            for r in rows
+        ]
 
     def holder(self, session_id: str) -> Holder | None:
         key = lock_key(session_id)
