@@ -41,6 +41,7 @@ from acp_agent.remote.claims import Claims, ConnectionSessions, Holder
 from acp_agent.session.service import Sessions
 from acp_agent.session.system_prompt import PromptConfig
 from acp_agent.session.wiring import Wiring
+from acp_agent.tools.web_settings import WebFetchSettings
 from acp_agent.transport.connection import Connection
 from acp_agent.transport.framing import ByteSink, ByteSource
 from acp_agent.transport.prelude import EarlySignals, no_early_signals
@@ -58,10 +59,11 @@ class Hub:
         models: ModelCatalog,
         hooks: HookSet,
         prompt: PromptConfig | None,
+        web_fetch: WebFetchSettings | None = None,
     ) -> None:
         self.options = options
         self.models = models
-        self.door = Door(options, models, hooks, prompt)
+        self.door = Door(options, models, hooks, prompt, web_fetch)
         self.life = Life()
         self.claims = Claims()
         self._names = itertools.count(1)

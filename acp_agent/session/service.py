@@ -295,6 +295,15 @@ class Session(Generic[Obs]):
         store = journal_store(self._sessions.state_dir)
         return f"{store.label} (session {self.id})" if store.shared else str(self.journal_path)
 
+    @property
+    def state_dir(self) -> Path:
+        return self._sessions.state_dir
+
+    @property
+    def title(self) -> str | None:
+        """The session's title as it stands (the client's, the model's or the first prompt's)."""
+        return self.actor.title
+
     def set_roots(self, roots: Sequence[Path]) -> None:
         """The extra roots the session's file tools may use, besides its cwd."""
         self.actor.deps.tools.set_roots(roots)
