@@ -1,7 +1,8 @@
 """Every ``acp-agent journal`` action on both stores (``--journal-store``): the real command.
 
 A journal written through the store (two turns) is listed, shown (for people and as its own
-lines), queried, checked and forked, by a fresh ``acp-agent journal`` process each time; the
+lines), queried, checked (alone and with every session), exported and forked, by a fresh
+``acp-agent journal`` process each time; the
 PostgreSQL runs pass the URL by flag, by ``ACP_AGENT_JOURNAL_STORE`` and by ``[journal] store``.
 """
 
@@ -114,3 +115,16 @@ def test_an_unknown_session_is_a_usage_error(
 ) -> None:
     missing = journal(state_dir, store_url, "show", "nobody")
     assert missing.returncode == 2 and "no session 'nobody'" in missing.stderr
+
+
+def test_check_of_every_session_and_export(
+    state_dir: Path, store_url: str, written: list[Entry], tmp_path: Path
+) -> None:
+    checked = journal(state_dir, store_url, "check")
+    assert checked.returncode == 0 and checked.stdout.strip() == f"{SESSION_ID}: ok", checked
+    page = tmp_path / "export.md"
+    exported = journal(
+        state_dir, store_url, "export", SESSION_ID, "--format", "md", "-o", str(page)
+    )
+    assert exported.returncode == 0, exported.stderr
+    assert "prompt 2" in page.read_text()
