@@ -2,8 +2,8 @@
 
 A journal written through the store (two turns) is listed, shown (for people and as its own
 lines), queried, checked (alone and with every session), exported and forked, by a fresh
-``acp-agent journal`` process each time; the
-PostgreSQL runs pass the URL by flag, by ``ACP_AGENT_JOURNAL_STORE`` and by ``[journal] store``.
+``acp-agent journal`` process each time; the store's URL is passed by flag, by
+``ACP_AGENT_JOURNAL_STORE`` and by ``[journal] store``.
 """
 
 from __future__ import annotations
