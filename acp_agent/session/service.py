@@ -43,6 +43,7 @@ from acp_agent.journal.store import journal_store
 from acp_agent.journal.writer import JournalHealth, JournalWriter
 from acp_agent.mcp.config import McpServerConfig
 from acp_agent.model.base import Capabilities, ModelProvider, context_window_of
+from acp_agent.permissions.book import SessionRules
 from acp_agent.session import shelf
 from acp_agent.session.catalog import set_client_title, write_title
 from acp_agent.session.errors import (
@@ -321,6 +322,11 @@ class Session(Generic[Obs]):
     @property
     def mode(self) -> Mode:
         return self.actor.deps.tools.permissions.mode
+
+    @property
+    def rules(self) -> SessionRules:
+        """The permission rules in force for the session's tools (``/permissions``)."""
+        return self.actor.deps.tools.permissions.rules
 
     async def set_mode(self, mode: Mode) -> None:
         """Takes effect at the next tool call."""
