@@ -30,6 +30,7 @@ from bench.cases import (
     first_token,
     inject,
     memory,
+    postgres,
     remote,
     replay,
     request,
@@ -65,6 +66,7 @@ CASES: dict[str, Case] = {
     "first_token": first_token.run,
     "remote": remote.run,
     "startup": startup.run,
+    "postgres": postgres.run,
     "search": search.run,
     "checkpoints": checkpoints.run,
 }
@@ -79,6 +81,7 @@ ORDER = [
     "request",
     "first_token",
     "remote",
+    "postgres",
     "search",
     "checkpoints",
 ]
@@ -114,6 +117,8 @@ KEY_ORDER = [
     "first_token_typing",
     "remote_ws_round_trip",
     "remote_ws_stream",
+    "postgres_inject_durable_p50",
+    "postgres_load_small",
     "search_100k",
     "checkpoint_run_command",
 ]

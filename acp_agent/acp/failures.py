@@ -9,7 +9,7 @@
 | ``RewindRefused`` | -32602 | ``path``: ``$.toTurn``, ``sessionId``, ``toTurn`` |
 | ``FilesChanged`` | -32602 | ``reason``: ``files_changed``, ``files`` (relative to the cwd), ``sessionId`` |
 | ``SessionBusy`` | -32602 | ``reason``: ``session_busy``, ``sessionId`` |
-| ``SessionUnavailable`` | -32603 | ``reason`` (``journal_locked`` / ``journal_unreadable`` / ``too_many_open_files``), ``sessionId``; locked: ``holderPid`` (``null`` if unreadable) |
+| ``SessionUnavailable`` | -32603 | ``reason`` (``journal_locked`` / ``journal_unreadable`` / ``too_many_open_files`` / ``store_unreachable`` / ``taken_over``), ``sessionId``; locked: ``holderPid`` (``null`` if unreadable) |
 | ``UnknownModel`` | -32602 | ``path``: ``$.value`` |
 | ``ModelKeyMissing`` | -32000 auth required | ``authMethodId``, ``env`` |
 
