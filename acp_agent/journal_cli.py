@@ -8,7 +8,9 @@ tail is reported on stderr and left out, as the session's next open would move i
 
 Output is for people by default and JSON lines with ``--json``: ``show`` and ``query`` then print
 the journal's own lines byte for byte (envelope and checksum as written), ``list`` the objects
-``session/list`` returns.
+``session/list`` returns. The readable form shows every control character of what it prints
+(titles, paths, previews) as ``\\xNN`` (``controls.py``): text a model, a client or a repository
+wrote cannot drive the user's terminal.
 
 Exit codes: 0 done; 1 the journal is damaged (``check``: or breaks the invariant); 2 a usage
 error — an invalid or unknown session id, a seq that is no fork point (argparse exits 2 on bad
@@ -34,6 +36,7 @@ from acp_agent import logs
 from acp_agent.acp.schema import SessionInfo
 from acp_agent.config_file import ConfigError, read_config_file
 from acp_agent.content import plain_text
+from acp_agent.controls import escaped_controls
 from acp_agent.journal.errors import JournalError, JournalNotFound
 from acp_agent.journal.events import (
     AgentError,
@@ -186,7 +189,8 @@ def _list(args: argparse.Namespace, options: Options) -> int:
             info = SessionInfo(item.session_id, item.cwd, item.title, item.updated_at)
             sys.stdout.buffer.write(_encoder.encode(info) + b"\n")
         else:
-            print(f"{item.session_id}  {item.updated_at}  {item.cwd}  {item.title or '-'}")
+            row = f"{item.session_id}  {item.updated_at}  {item.cwd}  {item.title or '-'}"
+            print(escaped_controls(row))
     return 0
 
 
@@ -275,7 +279,7 @@ def _describe_header(header: SessionHeader, events: int) -> str:
     if header.parent is not None:
         rows.append(f"parent  {header.parent.session_id} at seq {header.parent.seq}")
     rows.append(f"events  {events}")
-    return "\n".join(rows)
+    return "\n".join(escaped_controls(row) for row in rows)
 
 
 def _print_rows(
@@ -286,7 +290,7 @@ def _print_rows(
         entry = entries[i]
         where = _coordinates(entry.event, turns[i])
         row = f"{entry.seq:>6}  {_time(entry.time)}  {entry.type:<18} {where:<15} "
-        print((row + _summary(entry.event)).rstrip())
+        print(escaped_controls((row + _summary(entry.event)).rstrip()))
 
 
 def _time(ms: int) -> str:

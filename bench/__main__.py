@@ -26,6 +26,7 @@ from acp_agent.progress import progress
 from bench import lab as lab_module
 from bench.cases import (
     cancel,
+    checkpoints,
     first_token,
     inject,
     memory,
@@ -67,6 +68,7 @@ CASES: dict[str, Case] = {
     "startup": startup.run,
     "postgres": postgres.run,
     "search": search.run,
+    "checkpoints": checkpoints.run,
 }
 ORDER = [
     "inject",
@@ -81,6 +83,7 @@ ORDER = [
     "remote",
     "postgres",
     "search",
+    "checkpoints",
 ]
 KEY_ORDER = [
     "inject_durable_p50",
@@ -117,6 +120,7 @@ KEY_ORDER = [
     "postgres_inject_durable_p50",
     "postgres_load_small",
     "search_100k",
+    "checkpoint_run_command",
 ]
 
 

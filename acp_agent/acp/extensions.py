@@ -65,10 +65,14 @@ class JournalErrorParams(msgspec.Struct, frozen=True, rename="camel"):
 
 
 class RewindParams(msgspec.Struct, frozen=True, rename="camel"):
-    """``_acp_agent/rewind``: fork ``sessionId`` just before turn ``toTurn`` (1, 2, …)."""
+    """``_acp_agent/rewind``: fork ``sessionId`` just before turn ``toTurn`` (1, 2, …);
+    ``restoreFiles``: also put the files turns ``toTurn`` on changed back as they were before it
+    (``force``: even those someone changed since the agent wrote them)."""
 
     session_id: str
     to_turn: int
+    restore_files: bool = False
+    force: bool = False
     meta: JsonObject | None = msgspec.field(default=None, name="_meta")
 
 

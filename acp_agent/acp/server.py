@@ -458,7 +458,12 @@ class AgentServer:
         return await self._after_close(params.session_id, lambda: self._rewind(params))
 
     async def _rewind(self, params: RewindParams) -> Then:
-        child = await self.sessions.fork(params.session_id, None, at_turn=params.to_turn)
+        child = await self.sessions.rewind(
+            params.session_id,
+            params.to_turn,
+            restore_files=params.restore_files,
+            force=params.force,
+        )
         return self._with_commands(child, RewindResult(child.id))
 
     async def when_idle(self, params: WhenIdleParams) -> Deferred:

@@ -19,7 +19,9 @@ ordinary prompt". Otherwise it answers with either
   edits it makes ask as the mode says). ``/review`` reads the working tree's changes
   (``review.py``), injects them, then sends ``REVIEW_INSTRUCTION`` in a turn whose tools are
   decided as in read-only mode. ``/<skill> REST`` injects the skill's body, source ``{"kind":
-  "skill", "name"}``, then sends the prompt ``REST``.
+  "skill", "name"}``, then sends the prompt ``REST``. ``/undo`` (``undo.py``) waits for the
+  session to be idle and for the client's answer, so the session answers it later, like a
+  queued prompt, with the answer as an agent message.
 
 Context goes in through ``inject`` and the prompt through ``submit``, as for every producer (the
 design note: a prompt carries no context): idle, the context is an out-of-turn ``user/message``
@@ -94,6 +96,10 @@ class CommandSession(ExportSource, Protocol[P_co]):
 
     async def compact(self, instructions: str = "") -> P_co: ...
 
+    async def undo(self) -> P_co:
+        """``/undo`` (``undo.py``), answered once the session is idle and the client answered."""
+        ...
+
     async def switch_mode(self, mode: Mode) -> None:
         """Set the mode and announce it as a change the client did not ask for."""
         ...
@@ -125,6 +131,8 @@ async def run(session: CommandSession[P], content: list[ContentBlock]) -> Answer
             return await session.submit(with_notes(INIT_INSTRUCTION, invocation.rest))
         case Command.REVIEW:
             return await _review(session, invocation)
+        case Command.UNDO:
+            return await session.undo()
     skill = session.skill(invocation.name)
     if skill is None:
         return None

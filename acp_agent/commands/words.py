@@ -13,6 +13,7 @@ vocabulary (``BUILT_IN``, advertised to ACP clients in this order, then the sess
 | ``/export [html\|md]`` | the agent: the history so far as one file under the state dir (``export.py``); the answer names it | no |
 | ``/permissions [remove N]`` | the agent: the rules in force, or one removed (``permissions.py``) | no |
 | ``/model NAME``, ``/mode NAME`` | the config options (same effect and notifications) | no |
+| ``/undo`` | the agent: restores the last turn's files after asking (``undo.py``); the model is told | no |
 | ``/<skill> REST`` | a normal turn: the skill's body as context, then ``REST`` | yes |
 
 A name that is neither a built-in nor a skill is no command: the prompt goes to the model as
@@ -42,6 +43,7 @@ class Command(StrEnum):
     MODEL = "model"
     MODE = "mode"
     PERMISSIONS = "permissions"
+    UNDO = "undo"
 
 
 class SlashCommand(msgspec.Struct, frozen=True):
@@ -84,6 +86,11 @@ BUILT_IN: Final = (
         Command.PERMISSIONS,
         "List the permission rules in force with their source, or remove one",
         "empty to list, or remove N",
+    ),
+    SlashCommand(
+        Command.UNDO,
+        "Put back the files the last turn changed, as they were before it (shows the diff, asks)",
+        "",
     ),
 )
 RESERVED: Final = frozenset(str(c) for c in Command)

@@ -45,6 +45,9 @@ class SourceKind(StrEnum):
     PLUGIN = "plugin"
     SKILL = "skill"
     """A skill's body, injected when the user invokes it (``commands/skills.py``); has ``name``."""
+    AGENT = "agent"
+    """Something the agent did itself out of turn that the model should know of: ``/undo``
+    (``name: "undo"``, ``turn``: the turn whose file changes it reverted)."""
     COMPACTION = "compaction"
     """Not a ``user/message`` source: tags the model message a compaction's summary becomes."""
 
@@ -220,6 +223,18 @@ class ToolCall(
     reused an id an earlier call of the session had (``journal/callids.py``); absent otherwise."""
 
 
+class Checkpoint(msgspec.Struct, frozen=True, gc=False):
+    """What one tool call changed under one root, as the shadow repository recorded it
+    (``checkpoints/``): ``files`` (relative to ``root``, POSIX) as tree ``before`` holds them
+    before the change and as tree ``after`` holds them after it; a file a tree does not hold did
+    not exist (or was not recorded: ignored by ``.gitignore``)."""
+
+    root: str
+    before: str
+    after: str
+    files: tuple[str, ...]
+
+
 class ToolResult(
     msgspec.Struct,
     frozen=True,
@@ -234,6 +249,9 @@ class ToolResult(
     is_error: bool
     tool_call_id: str | None = None
     """Its call's ``tool_call_id``, copied (absent when the call has none)."""
+    checkpoints: tuple[Checkpoint, ...] = ()
+    """The files the call changed under each root, recorded before and after (``Checkpoint``);
+    absent when it changed none (or nothing could be recorded)."""
 
 
 class ErrorInfo(msgspec.Struct, frozen=True, omit_defaults=True):

@@ -26,6 +26,7 @@ from pathlib import Path
 
 import msgspec
 
+from acp_agent.controls import without_controls
 from acp_agent.journal.events import SessionHeader
 from acp_agent.journal.files import fsync_dir
 from acp_agent.journal.paths import session_dir
@@ -95,9 +96,10 @@ def client_titled(directory: Path) -> bool:
 
 def read_title(directory: Path) -> str | None:
     try:
-        return (directory / TITLE_FILE).read_text(encoding="utf-8") or None
+        title = (directory / TITLE_FILE).read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError):
         return None
+    return without_controls(title) or None  # a title an older version wrote may hold some
 
 
 def summary(state_dir: Path, stored: StoredSession) -> SessionSummary | None:

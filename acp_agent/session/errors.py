@@ -163,6 +163,20 @@ class RewindRefused(SessionError):
         self.to_turn = to_turn
 
 
+class FilesChanged(SessionError):
+    """A restore of files (``_acp_agent/rewind {restoreFiles: true}``) would overwrite files
+    someone changed since the agent last wrote them; nothing was changed (``force`` does)."""
+
+    def __init__(self, session_id: str, files: list[str]) -> None:
+        shown = ", ".join(files[:10]) + (f" and {len(files) - 10} more" if len(files) > 10 else "")
+        super().__init__(
+            f"cannot restore the files of session {session_id!r}: changed since the agent last "
+            f"wrote them: {shown} (force: true overwrites them)"
+        )
+        self.session_id = session_id
+        self.files = files
+
+
 class UnknownModel(SessionError, LookupError):
     def __init__(self, spec: object, choices: list[str]) -> None:
         super().__init__(f"unknown model {spec!r}; one of {', '.join(choices)}")

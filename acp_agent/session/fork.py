@@ -16,7 +16,8 @@ parent's next open moves it aside. The child is an ordinary session made by the 
 ``create`` (``journal/store.py``: a file, or rows in PostgreSQL): header ``parent {sessionId, seq}``, the parent's cwd unless another is
 given, and the parent's entries 1..seq appended with the same ``seq``, ``time`` and data, so the
 copied events may predate the child's ``createdAt``. The copy is checked against the invariant
-before anything is created, then made durable by one flush.
+before anything is created, then made durable by one flush. The checkpoint trees the copied
+``tool/result``s name get refs of the child's own in the shadow repositories.
 
 A failure we see removes the half-made child. A crash is not atomic: the header is written
 first (atomically), the history by one write + fdatasync; a crash in between leaves a child
@@ -33,6 +34,9 @@ from pathlib import Path
 import anyio
 import structlog
 
+from acp_agent.checkpoints.plan import rewind_targets
+from acp_agent.checkpoints.restore import Restore, prepare
+from acp_agent.checkpoints.shadow import ShadowError, keep_for
 from acp_agent.content import JsonObject, plain_text
 from acp_agent.journal.errors import JournalCorrupt, JournalError, JournalExists
 from acp_agent.journal.events import (
@@ -40,6 +44,7 @@ from acp_agent.journal.events import (
     Parent,
     SessionHeader,
     SourceKind,
+    ToolResult,
     UserMessage,
     source_kind,
 )
@@ -56,7 +61,7 @@ from acp_agent.journal.turns import (
 )
 from acp_agent.journal.writer import JournalWriter
 from acp_agent.session.catalog import write_title
-from acp_agent.session.errors import ForkRefused, RewindRefused
+from acp_agent.session.errors import FilesChanged, ForkRefused, RewindRefused
 from acp_agent.session.settings import SessionSettings, load_settings, save_settings
 from acp_agent.turn.ports import new_id as fresh_id, now_ms
 from acp_agent.turn.titles import title_from
@@ -103,6 +108,24 @@ def rewind_point(session_id: str, entries: Sequence[Entry], to_turn: int) -> int
     return span.start_seq - 1
 
 
+# -- files --------------------------------------------------------------------------------------
+
+
+async def files_to_restore(state_dir: Path, parent_id: str, to_turn: int, force: bool) -> Restore:
+    """The restore ``_acp_agent/rewind {restoreFiles: true}`` makes: every file the turns from
+    ``to_turn`` on changed, back as before ``to_turn`` (``checkpoints/plan.py``); nothing is
+    written yet. ``RewindRefused`` (no such turn); ``FilesChanged`` unless ``force`` when a file
+    was changed since the agent last wrote it."""
+    parent = await anyio.to_thread.run_sync(_read_parent, state_dir, parent_id)
+    rewind_point(parent_id, parent.entries, to_turn)
+    targets = rewind_targets(parent.entries, to_turn)
+    restore = await anyio.to_thread.run_sync(prepare, state_dir, parent_id, targets)
+    changed = restore.changed_since(Path(parent.header.cwd))
+    if changed and not force:
+        raise FilesChanged(parent_id, changed)
+    return restore
+
+
 # -- forking --------------------------------------------------------------------------------------
 
 
@@ -146,6 +169,7 @@ async def fork_session(
     ):
         raise JournalExists(header.id, journal_path(directory))
     await _write_child(store, directory, header, copied, file_factory)
+    await _keep_checkpoints(state_dir, header.id, copied)
     await _inherit_title(state_dir, header.id, copied)
     await _inherit_settings(state_dir, parent_id, header.id)
     log.info("session_forked", session_id=header.id, parent=parent_id, seq=at)
@@ -195,6 +219,17 @@ async def _discard(store: JournalStore, writer: JournalWriter, directory: Path) 
             await anyio.to_thread.run_sync(store.delete, writer.session_id)
     await anyio.to_thread.run_sync(shutil.rmtree, directory, True)
     log.warning("session_fork_discarded", session_id=writer.session_id)
+
+
+async def _keep_checkpoints(state_dir: Path, session_id: str, copied: Sequence[Entry]) -> None:
+    """The child's own refs to the checkpoint trees its copied events name (``checkpoints/``)."""
+    found = [c for e in copied if isinstance(e.event, ToolResult) for c in e.event.checkpoints]
+    if not found:
+        return
+    try:
+        await anyio.to_thread.run_sync(keep_for, state_dir, session_id, found)
+    except (ShadowError, OSError) as exc:  # the parent's refs still keep them
+        log.warning("checkpoint_refs_not_copied", session_id=session_id, error=str(exc))
 
 
 async def _inherit_title(state_dir: Path, session_id: str, copied: Sequence[Entry]) -> None:

@@ -30,10 +30,12 @@ import msgspec
 import structlog
 from anyio.abc import TaskGroup
 
+from acp_agent.checkpoints.recorder import Recorder
+from acp_agent.checkpoints.shadow import ShadowError, forget_everywhere
 from acp_agent.commands import dispatch
 from acp_agent.commands.skills import Skill, find_skills, skill_dirs, skills_prompt
 from acp_agent.commands.status import SessionStatus
-from acp_agent.commands.words import RESERVED
+from acp_agent.commands.words import RESERVED, Command
 from acp_agent.content import ContentBlock, ImageContent, JsonObject, TextContent
 from acp_agent.journal.errors import JournalError, JournalFlushError
 from acp_agent.journal.events import Entry, SessionHeader, Source, SourceKind, source
@@ -252,6 +254,30 @@ class Session(Generic[Obs]):
         """Queue a compaction like the prompt ``/compact instructions``; FIFO with prompts."""
         return PendingPrompt(await self.actor.compact(instructions))
 
+    async def undo(self) -> PendingPrompt:
+        """``/undo`` (``commands/undo.py``) in a task of its own: once the session is idle, the
+        question to the client, the restore; its answer is a command answer, then ``end_turn``."""
+        from acp_agent.commands.undo import undo_last_turn  # only an /undo needs it
+
+        reply: Reply[Outcome] = Reply()
+
+        async def run() -> None:
+            try:
+                await self.when_idle()
+                asker = self.actor.deps.tools.permissions.asker
+                cwd, entries = Path(self.header.cwd), list(self.entries)
+                text = await undo_last_turn(
+                    self.state_dir, self.id, entries, cwd, asker, self.inject
+                )
+            except (OSError, ShadowError) as exc:
+                log.warning("undo_failed", session_id=self.id, error=str(exc))
+                text = f"Undo failed: {exc}"
+            await self.observer.command_answer(text, Command.UNDO)
+            reply.set(Finished(StopReason.END_TURN))
+
+        self._sessions.start_soon(run)
+        return PendingPrompt(reply)
+
     async def cancel(self) -> None:
         await self.actor.cancel()
 
@@ -461,6 +487,10 @@ class Sessions(Generic[Obs]):
         if self.on_settings_changed is not None:
             await self.on_settings_changed(session, setting)
 
+    def start_soon(self, work: Callable[[], Coroutine[Any, Any, None]]) -> None:
+        """Run ``work`` in the sessions' task group (a command that waits for the client)."""
+        self._tg.start_soon(work)
+
     def get(self, session_id: str) -> Session[Obs]:
         session = self._open.get(session_id)
         if session is None:
@@ -529,6 +559,26 @@ class Sessions(Generic[Obs]):
         )
         return await self._open_from_disk(header.id)
 
+    async def rewind(
+        self, parent_id: str, to_turn: int, *, restore_files: bool = False, force: bool = False
+    ) -> Session[Obs]:
+        """A fork of ``parent_id`` just before turn ``to_turn``; ``restore_files``: the files the
+        turns from ``to_turn`` on changed are put back as they were before it, once the fork is
+        made (``FilesChanged``, before anything is created, for files changed since the agent
+        wrote them, unless ``force``)."""
+        if not restore_files:
+            return await self.fork(parent_id, None, at_turn=to_turn)
+        from acp_agent.session.fork import files_to_restore  # as opening.py: only a fork needs it
+
+        live = self._open.get(parent_id)
+        if live is not None:
+            await _flush_admitted(live.actor)
+        restore = await files_to_restore(self.state_dir, parent_id, to_turn, force)
+        child = await self.fork(parent_id, None, at_turn=to_turn)
+        restored = await anyio.to_thread.run_sync(restore.apply)
+        log.info("session_files_restored", session_id=parent_id, turn=to_turn, files=len(restored))
+        return child
+
     async def _open_from_disk(self, session_id: str) -> Session[Obs]:
         opened = await open_journal(self.state_dir, session_id, self._file_factory)
         session = await self._start(opened.header, opened.writer, opened)
@@ -550,9 +600,11 @@ class Sessions(Generic[Obs]):
     def _deps(self, header: SessionHeader) -> SessionDeps:
         wiring = self.wiring
         provider = wiring.models.provider(wiring.models.default)
+        tools = wiring.tools(header)
+        tools.record_checkpoints(Recorder(self.state_dir, header.id))
         return SessionDeps(
             provider,
-            wiring.tools(header),
+            tools,
             wiring.admission(header),
             max_steps=wiring.max_steps,
             remember_title=partial(write_title, self.state_dir, header.id),
@@ -589,6 +641,7 @@ class Sessions(Generic[Obs]):
                 raise SessionBusy(session_id)
             await self.close(live)
         await anyio.to_thread.run_sync(delete_session, self.state_dir, session_id)
+        await anyio.to_thread.run_sync(forget_everywhere, self.state_dir, session_id)
 
     async def set_archived(self, session_id: str, archived: bool) -> None:
         """Archive (or unarchive) a session on disk; archiving one another process has open is

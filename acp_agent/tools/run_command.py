@@ -9,7 +9,8 @@ every way out — also when the call is cancelled, which kills the command. The 
 command when it creates the terminal, and only the id it answers lets us release it: so a call
 cancelled while ``terminal/create`` is pending still waits for that answer (``CLIENT_GRACE_S``
 at most) and then releases the terminal. Otherwise it runs locally (``process.py``): its own
-process group, the same timeout and output cap, killed on cancel. The working directory must be
+process group, the same timeout and output cap, killed on cancel; every root's tree is recorded
+in the session's checkpoints before and after it (``ctx.checkpoints``). The working directory must be
 inside the session roots. A non-zero exit, a kill or a timeout make the result an error; the
 output is in it either way. The result is bounded: the output's last ``OUTPUT_LIMIT`` bytes, the
 command echoed up to ``MAX_ECHO_CHARS``. A shell that exited while a detached process (its own
@@ -110,10 +111,15 @@ class RunCommand:
 
 
 async def _locally(ctx: ToolContext, command: str, cwd: Path, timeout_s: float) -> ToolOutput:
+    recorder = ctx.checkpoints
+    pending = await recorder.before_all(ctx.all_roots()) if recorder is not None else []
     try:
         done = await run_local(command, str(cwd), timeout_s, OUTPUT_LIMIT, _live(ctx, command))
     except OSError as exc:
         raise ToolError(f"{NAME}: cannot start {SHELL}: {exc}") from exc
+    finally:
+        if recorder is not None:
+            await recorder.after(pending)  # shielded: a cancelled command is recorded too
     text = report(command, done)
     return ToolOutput([TextContent(text=text)], is_error=failed(done))
 

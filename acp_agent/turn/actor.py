@@ -612,10 +612,16 @@ class SessionActor:
             outcome = await self.deps.tools.run(self.id, call)
         if scope.cancelled_caught or outcome is None:
             cancelled: list[ContentBlock] = [TextContent(text="cancelled while running")]
-            await self._report(ToolDone(ticket, cancelled, is_error=True, cancelled=True))
+            changed = self.deps.tools.take_checkpoints()
+            await self._report(
+                ToolDone(ticket, cancelled, is_error=True, cancelled=True, checkpoints=changed)
+            )
             return
         contexts = tuple(self._context_message(c) for c in outcome.contexts)
-        await self._report(ToolDone(ticket, outcome.content, outcome.is_error, contexts))
+        done = ToolDone(
+            ticket, outcome.content, outcome.is_error, contexts, checkpoints=outcome.checkpoints
+        )
+        await self._report(done)
 
 
 __all__ = ["Finished", "SessionActor", "StopReason"]

@@ -15,6 +15,7 @@ import msgspec
 from acp_agent.content import ContentBlock
 from acp_agent.journal.events import (
     AssistantPart,
+    Checkpoint,
     Compaction,
     CompactionReason,
     Event,
@@ -144,6 +145,8 @@ class ToolDone(msgspec.Struct, frozen=True):
     is_error: bool
     contexts: tuple[UserMessage, ...] = ()
     cancelled: bool = False
+    checkpoints: tuple[Checkpoint, ...] = ()
+    """What the call changed (``tool/result.checkpoints``)."""
 
 
 class CompactionDone(msgspec.Struct, frozen=True):
