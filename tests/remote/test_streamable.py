@@ -119,14 +119,54 @@ async def test_streamable_http_routes_and_sigterm(
     assert check_journal(state_dir, sid, workspace).end_reasons() == ["cancelled"]
 
 
-async def test_closing_the_connection_stream_ends_the_connection(
-    tmp_path: Path, state_dir: Path, workspace: Path, acp_schema: AcpSchema
+async def test_closing_the_connection_stream_keeps_the_connection(
+    tmp_path: Path, state_dir: Path, workspace: Path
 ) -> None:
-    """The SDK client closes its whole transport when its connection stream ends
-    (``http-stream.js`` ``handleSseEof``), so the agent treats that stream closing as the
-    client going away: like a dropped stdio pipe, and the connection id is unknown after."""
+    """As the SDK's reference server (``server.js``: only ``handleDelete`` removes a connection)
+    and the RFD: the connection stream closing, or never being opened, does not end the
+    connection; the answers wait for the next receiver. Only ``DELETE`` ends it."""
+    script = write_script(tmp_path / "s.jsonl", {"text": "done"})
+    listener = start(script, state_dir, "--detach-grace", "0", scheme="http")
+    url = listener.url
+    try:
+        async with httpx.AsyncClient(timeout=20) as http:
+            init = rpc(1, "initialize", {"protocolVersion": 1, "clientCapabilities": {}})
+            answer = await http.post(url, json=init, headers={**bearer(), **JSON})
+            conn = {"Acp-Connection-Id": answer.headers["Acp-Connection-Id"]}
+            sse = {**bearer(), **conn, "Accept": "text/event-stream"}
+            new = rpc(2, "session/new", {"cwd": str(workspace), "mcpServers": []})
+            posted = await http.post(url, json=new, headers={**bearer(), **JSON, **conn})
+            assert posted.status_code == 202  # no stream was ever opened: still a connection
+            async with http.stream("GET", url, headers=sse) as connection_stream:
+                created = await anext(events(connection_stream))
+            assert created["id"] == 2
+            listed = rpc(3, "session/list", {})
+            after = await http.post(url, json=listed, headers={**bearer(), **JSON, **conn})
+            assert after.status_code == 202  # the connection stream closed: still a connection
+            async with http.stream("GET", url, headers=sse) as connection_stream:
+                sessions = await anext(events(connection_stream))
+            assert sessions["id"] == 3
+            assert [s["sessionId"] for s in sessions["result"]["sessions"]] == [
+                created["result"]["sessionId"]
+            ]
+            ended = await http.delete(url, headers={**bearer(), **conn})
+            assert ended.status_code == 202
+            with anyio.fail_after(10):
+                while True:  # DELETE ends it: the id is unknown once the connection is gone
+                    late = await http.post(url, json=listed, headers={**bearer(), **JSON, **conn})
+                    if late.status_code == 404:
+                        break
+                    await anyio.sleep(0.05)
+    finally:
+        assert stop(listener) == 0, listener.log_text()
+
+
+async def test_delete_ends_the_connection_and_its_turn(
+    tmp_path: Path, state_dir: Path, workspace: Path
+) -> None:
+    """With ``--detach-grace 0`` a ``DELETE`` is §10's drop: the running turn is cancelled."""
     script = write_script(tmp_path / "s.jsonl", {"chunks": ["work"], "hang": True})
-    listener = start(script, state_dir, scheme="http")
+    listener = start(script, state_dir, "--detach-grace", "0", scheme="http")
     url = listener.url
     try:
         async with httpx.AsyncClient(timeout=20) as http:
@@ -149,9 +189,10 @@ async def test_closing_the_connection_stream_ends_the_connection(
                         update = (await anext(updates)).get("params", {}).get("update", {})
                         if update.get("sessionUpdate") == "agent_message_chunk":
                             break
+                    assert (await http.delete(url, headers={**bearer(), **conn})).status_code == 202
             gone = rpc(4, "session/cancel", {"sessionId": sid})
             with anyio.fail_after(10):
-                while True:  # the drop is noticed as the stream's request ends, not before
+                while True:
                     late = await http.post(url, json=gone, headers={**bearer(), **JSON, **session})
                     if late.status_code == 404:
                         break
