@@ -9,7 +9,7 @@
 
 ``session.compact(instructions)`` (or sending ``/compact``) summarizes older history; with
 ``context_window=`` set to the model's window, sessions also compact on their own before a turn
-when the history nears it (``acp_agent/session/compaction.py``). ``compact_session`` does the
+when the history nears it (``acp_agent/turn/compaction.py``). ``compact_session`` does the
 same to a closed session on disk, with no server.
 
 A ``Session`` here is the very one the ACP server drives (``acp_agent/session/service.py``): its
@@ -46,8 +46,6 @@ from acp_agent.journal.writer import JournalHealth
 from acp_agent.model.base import ModelProvider
 from acp_agent.model.registry import ModelCatalog
 from acp_agent.model.script import ScriptModel
-from acp_agent.session.admission import AdditionalContext, Admission, AllowAll
-from acp_agent.session.compaction import DEFAULT_CONTEXT_WINDOW
 from acp_agent.session.crossref import snapshot
 from acp_agent.session.errors import (
     BadSessionId,
@@ -59,7 +57,6 @@ from acp_agent.session.errors import (
     UnknownModel,
     UnknownSession,
 )
-from acp_agent.session.ports import SessionObserver
 from acp_agent.session.service import (
     Content,
     Injected,
@@ -67,13 +64,16 @@ from acp_agent.session.service import (
     Session as _Session,
     Sessions,
 )
-from acp_agent.session.signals import Failed, Finished, Outcome, Placement, Refused, StopReason
 from acp_agent.session.system_prompt import PromptConfig, PromptMode, SessionPrompt
-from acp_agent.session.toolrun import ToolHooks, ToolRunner
 from acp_agent.session.wiring import Models, NullObserver, OneModel, Wiring
 from acp_agent.tools.base import Tool, ToolContext
 from acp_agent.tools.permissions import Mode, Permissions
 from acp_agent.tools.read_file import ReadFile
+from acp_agent.turn.admission import AdditionalContext, Admission, AllowAll
+from acp_agent.turn.compaction import DEFAULT_CONTEXT_WINDOW
+from acp_agent.turn.ports import SessionObserver
+from acp_agent.turn.toolrun import ToolHooks, ToolRunner
+from acp_agent.turn.vocabulary import Failed, Finished, Outcome, Placement, Refused, StopReason
 
 __all__ = [
     "AdditionalContext",

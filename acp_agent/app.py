@@ -56,11 +56,8 @@ from acp_agent.journal.writer import JournalWriter
 from acp_agent.mcp.hub import McpHub
 from acp_agent.model.registry import ModelCatalog
 from acp_agent.options import Options
-from acp_agent.session.admission import Admission
-from acp_agent.session.compaction import DEFAULT_CONTEXT_WINDOW
 from acp_agent.session.service import Sessions
 from acp_agent.session.system_prompt import PromptConfig
-from acp_agent.session.toolrun import ToolRunner
 from acp_agent.session.wiring import Wiring
 from acp_agent.startup_report import reporting
 from acp_agent.tools.process import kill_all as kill_commands
@@ -69,6 +66,9 @@ from acp_agent.transport.connection import Connection, ServeEnd
 from acp_agent.transport.framing import ByteSink, ByteSource
 from acp_agent.transport.prelude import EarlySignals, no_early_signals
 from acp_agent.transport.stdio import FdSink, FdSource
+from acp_agent.turn.admission import Admission
+from acp_agent.turn.compaction import DEFAULT_CONTEXT_WINDOW
+from acp_agent.turn.toolrun import ToolRunner
 
 log = structlog.get_logger("acp_agent.app")
 

@@ -316,7 +316,7 @@ def _compact(args: argparse.Namespace, options: Options) -> int:
     from acp_agent.model.config import load_providers
     from acp_agent.model.registry import BadModelSpec, make_model
     from acp_agent.session.errors import SessionError
-    from acp_agent.session.signals import Failed, Finished
+    from acp_agent.turn.vocabulary import Failed, Finished
 
     _existing_session(options.state_dir, args.session_id)
     try:

@@ -9,6 +9,7 @@ that is a module.
 from __future__ import annotations
 
 import ast
+import functools
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -16,15 +17,69 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 
-# Lower layers never import higher ones (a module may import its own layer and those below).
-LAYERS: dict[str, tuple[str, ...]] = {
-    "acp_agent.journal": ("acp_agent.session", "acp_agent.acp", "acp_agent.model"),
-    "acp_agent.model": ("acp_agent.hooks", "acp_agent.session", "acp_agent.acp", "acp_agent.api"),
-    "acp_agent.tools": ("acp_agent.session", "acp_agent.acp", "acp_agent.api", "acp_agent.app"),
-    "acp_agent.session": ("acp_agent.acp", "acp_agent.api", "acp_agent.app", "acp_agent.cli"),
-    "acp_agent.acp": ("acp_agent.api", "acp_agent.app", "acp_agent.cli"),
-    "acp_agent.transport": ("acp_agent.session", "acp_agent.acp", "acp_agent.api"),
-}
+# The rooms of ``acp_agent/``, bottom floor first. A module may import modules of its own floor and
+# of the floors below, never one above. Every module belongs to exactly one unit named here (a
+# package, or a top-level module): a new package is refused until this table places it.
+FLOORS: tuple[tuple[str, ...], ...] = (
+    # what everything stands on
+    (
+        "acp_agent",
+        "acp_agent.lean_imports",
+        "acp_agent.errors",
+        "acp_agent.content",
+        "acp_agent.config_file",
+        "acp_agent.logs",
+    ),
+    # the journal and the wire, knowing nothing of sessions
+    ("acp_agent.journal", "acp_agent.transport"),
+    ("acp_agent.model",),
+    ("acp_agent.tools",),
+    ("acp_agent.mcp",),
+    # the turn engine: the pure machine, its actor and their ports
+    ("acp_agent.turn",),
+    ("acp_agent.hooks",),
+    # slash commands, skills, review: door-neutral
+    ("acp_agent.commands",),
+    # session lifecycle and storage
+    ("acp_agent.session",),
+    # the two doors, and what reads options and reports start-up
+    ("acp_agent.acp", "acp_agent.api", "acp_agent.options", "acp_agent.startup_report"),
+    # one owner of a process's life, then its front ends
+    ("acp_agent.process",),
+    (
+        "acp_agent.app",
+        "acp_agent.remote",
+        "acp_agent.doctor",
+        "acp_agent.journal_cli",
+        "acp_agent.schemas",
+    ),
+    ("acp_agent.launch",),
+    ("acp_agent.replay",),
+    ("acp_agent.cli", "acp_agent.__main__", "acp_agent.demo"),
+)
+
+# ``bench/``: its support modules, the cases that use them, the runners; it may import
+# ``acp_agent`` (never the reverse) and never ``tests``.
+BENCH_FLOORS: tuple[tuple[str, ...], ...] = (
+    (
+        "bench",
+        "bench.stats",
+        "bench.report",
+        "bench.wire",
+        "bench.loopback",
+        "bench.journals",
+        "bench.bare_writer",
+        "bench.inject_floor",
+        "bench.idle_tasks",
+        "bench.installed",
+        "bench.sdk_agent",
+        "bench.sync_counting_agent",
+    ),
+    ("bench.lab",),
+    ("bench.cases",),
+    ("bench.peers",),
+    ("bench.__main__",),
+)
 
 
 def modules(package: str) -> dict[str, Path]:
@@ -50,6 +105,7 @@ def imported(name: str, path: Path) -> Iterator[str]:
             yield from (f"{base}.{alias.name}" for alias in node.names)
 
 
+@functools.cache
 def graph(package: str) -> dict[str, set[str]]:
     mods = modules(package)
     return {
@@ -99,8 +155,46 @@ def cycles(edges: dict[str, set[str]]) -> list[list[str]]:
     return found
 
 
-def test_acp_agent_has_no_import_cycle() -> None:
-    assert cycles(graph("acp_agent")) == []
+def unit_of(module: str, floors: tuple[tuple[str, ...], ...]) -> str | None:
+    """The longest unit of ``floors`` that ``module`` is or lies in."""
+    units = [unit for floor in floors for unit in floor]
+    inside = [u for u in units if module == u or module.startswith(u + ".")]
+    return max(inside, key=len, default=None)
+
+
+def floor_of(floors: tuple[tuple[str, ...], ...]) -> dict[str, int]:
+    return {unit: number for number, floor in enumerate(floors) for unit in floor}
+
+
+def upward_edges(edges: dict[str, set[str]], floors: tuple[tuple[str, ...], ...]) -> list[str]:
+    level = floor_of(floors)
+    found = []
+    for module, targets in edges.items():
+        here = unit_of(module, floors)
+        for target in targets:
+            there = unit_of(target, floors)
+            if here is not None and there is not None and level[there] > level[here]:
+                found.append(f"{module} -> {target}")
+    return sorted(found)
+
+
+def unplaced(edges: dict[str, set[str]], floors: tuple[tuple[str, ...], ...]) -> list[str]:
+    return sorted(module for module in edges if unit_of(module, floors) is None)
+
+
+@pytest.mark.parametrize(("package", "floors"), [("acp_agent", FLOORS), ("bench", BENCH_FLOORS)])
+def test_no_import_cycle(package: str, floors: tuple[tuple[str, ...], ...]) -> None:
+    assert cycles(graph(package)) == []
+
+
+@pytest.mark.parametrize(("package", "floors"), [("acp_agent", FLOORS), ("bench", BENCH_FLOORS)])
+def test_every_module_has_a_floor(package: str, floors: tuple[tuple[str, ...], ...]) -> None:
+    assert unplaced(graph(package), floors) == []
+
+
+@pytest.mark.parametrize(("package", "floors"), [("acp_agent", FLOORS), ("bench", BENCH_FLOORS)])
+def test_no_upward_import(package: str, floors: tuple[tuple[str, ...], ...]) -> None:
+    assert upward_edges(graph(package), floors) == []
 
 
 def test_the_checker_finds_a_cycle_even_through_a_lazy_import() -> None:
@@ -109,16 +203,21 @@ def test_the_checker_finds_a_cycle_even_through_a_lazy_import() -> None:
     assert cycles({"a": {"b"}, "b": set()}) == []
 
 
-@pytest.mark.parametrize("layer", sorted(LAYERS))
-def test_no_upward_import(layer: str) -> None:
-    upward = {
-        f"{module} -> {target}"
-        for module, targets in graph("acp_agent").items()
-        if module == layer or module.startswith(layer + ".")
-        for target in targets
-        if any(target == above or target.startswith(above + ".") for above in LAYERS[layer])
+def test_the_checker_finds_an_upward_edge_and_an_unplaced_module() -> None:
+    floors = (("p.low",), ("p.high",))
+    edges = {"p.low.a": {"p.high.b"}, "p.high.b": {"p.low.c"}, "p.low.c": set(), "p.new": set()}
+    assert upward_edges(edges, floors) == ["p.low.a -> p.high.b"]
+    assert unplaced(edges, floors) == ["p.new"]
+
+
+def test_acp_agent_does_not_import_bench_or_tests() -> None:
+    offenders = {
+        f"{path.relative_to(ROOT)}: {target}"
+        for path in (ROOT / "acp_agent").rglob("*.py")
+        for target in imported("acp_agent", path)
+        if target.split(".")[0] in ("bench", "tests")
     }
-    assert sorted(upward) == []
+    assert sorted(offenders) == []
 
 
 def test_bench_does_not_import_tests() -> None:
@@ -129,3 +228,33 @@ def test_bench_does_not_import_tests() -> None:
         if target == "tests" or target.startswith("tests.")
     }
     assert sorted(offenders) == []
+
+
+def private_imports(package: str) -> Iterator[str]:
+    """``from M import _name`` where M is another module of the project."""
+    for name, path in modules(package).items():
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if not isinstance(node, ast.ImportFrom):
+                continue
+            if not node.level and (node.module or "").split(".")[0] not in ("acp_agent", "bench"):
+                continue
+            for alias in node.names:
+                if alias.name.startswith("_") and not alias.name.startswith("__"):
+                    yield f"{name}: from {node.module} import {alias.name}"
+
+
+@pytest.mark.parametrize("package", ["acp_agent", "bench"])
+def test_no_module_imports_another_modules_private_name(package: str) -> None:
+    assert sorted(private_imports(package)) == []
+
+
+def test_the_session_actor_is_reached_only_from_session_and_turn() -> None:
+    """``Session.actor`` is the engine's; the doors and the process go through ``Session``."""
+    offenders = []
+    for name, path in modules("acp_agent").items():
+        if name.startswith(("acp_agent.session", "acp_agent.turn")):
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Attribute) and node.attr == "actor":
+                offenders.append(f"{name}:{node.lineno}")
+    assert offenders == []

@@ -39,10 +39,7 @@ from acp_agent.acp.mode_option import choose_mode
 from acp_agent.acp.model_option import MODEL_OPTION, ModelOption
 from acp_agent.acp.observer import AcpObserver
 from acp_agent.acp.schema import PromptResult, SessionConfigSelect
-from acp_agent.content import ContentBlock
-from acp_agent.errors import InvalidParams
-from acp_agent.journal.events import SourceKind, source
-from acp_agent.session.commands import (
+from acp_agent.commands.commands import (
     INIT_INSTRUCTION,
     REVIEW_INSTRUCTION,
     Command,
@@ -51,6 +48,9 @@ from acp_agent.session.commands import (
     skill_prompt,
     with_notes,
 )
+from acp_agent.content import ContentBlock
+from acp_agent.errors import InvalidParams
+from acp_agent.journal.events import SourceKind, source
 from acp_agent.session.errors import UnknownModel
 from acp_agent.session.service import PendingPrompt, Session
 from acp_agent.tools.permissions import MODES
@@ -122,7 +122,7 @@ class SlashCommands:
     ) -> PromptResult | PendingPrompt:
         # Here, not at the top: only a /review runs it (and git, which costs far more), and a
         # process's first session/new is answered without it (tests/integration/test_startup.py).
-        from acp_agent.session.review import REVIEW_SOURCE, NothingToReview, working_tree_changes
+        from acp_agent.commands.review import REVIEW_SOURCE, NothingToReview, working_tree_changes
 
         try:
             changes = await anyio.to_thread.run_sync(working_tree_changes, session.header.cwd)

@@ -46,12 +46,12 @@ from acp_agent.acp.toolclient import (
 from acp_agent.content import TextContent
 from acp_agent.journal.events import Entry, SessionHeader, ToolCallPart
 from acp_agent.model.base import Usage
-from acp_agent.session.compaction import COMMANDS, CompactionProgress, SlashCommand
-from acp_agent.session.ports import Notice, NoticeKind, Severity, new_id
-from acp_agent.session.toolrun import ToolRunner
 from acp_agent.tools.base import ToolContext
 from acp_agent.tools.permissions import Permissions
 from acp_agent.transport.connection import Connection
+from acp_agent.turn.compaction import COMMANDS, CompactionProgress, SlashCommand
+from acp_agent.turn.ports import Notice, NoticeKind, Severity, new_id
+from acp_agent.turn.toolrun import ToolRunner
 
 log = structlog.get_logger("acp_agent.acp")
 

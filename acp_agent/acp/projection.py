@@ -69,8 +69,8 @@ from acp_agent.journal.events import (
     UserMessage,
     source_kind,
 )
-from acp_agent.session.compaction import COMMANDS, CompactionProgress, SlashCommand
 from acp_agent.tools.display import DiffView, PlanView, TerminalView, View, view_of, without_view
+from acp_agent.turn.compaction import COMMANDS, CompactionProgress, SlashCommand
 
 
 class ToolCatalog(Protocol):

@@ -31,32 +31,32 @@ from acp_agent.acp.schema_initialize import (  # re-exported: the schema is one 
     SessionConfigSelectOption as SessionConfigSelectOption,
     SystemPromptCapability as SystemPromptCapability,
     SystemPromptModes as SystemPromptModes,
-    _meta as _meta,
-    _Wire as _Wire,
+    Wire as Wire,
+    meta_field as meta_field,
 )
 from acp_agent.content import ContentBlock, JsonObject
 
 
-class SystemPromptParam(_Wire, frozen=True):
+class SystemPromptParam(Wire, frozen=True):
     """Unstable ``SystemPrompt`` of new, load, resume and fork: checked by ``params.py``."""
 
     mode: str
     content: list[ContentBlock]
 
 
-class AuthenticateParams(_Wire, frozen=True):
+class AuthenticateParams(Wire, frozen=True):
     method_id: str
-    meta: JsonObject | None = _meta()
+    meta: JsonObject | None = meta_field()
 
 
 # -- sessions ---------------------------------------------------------------------------------
 
 
-class NewSessionMeta(_Wire, frozen=True):
+class NewSessionMeta(Wire, frozen=True):
     acp_agent: SessionRequestMeta | None = msgspec.field(default=None, name="acp_agent")
 
 
-class SessionRequestMeta(_Wire, frozen=True):
+class SessionRequestMeta(Wire, frozen=True):
     session_id: str | None = None
 
 
@@ -68,7 +68,7 @@ else:  # what the wire may send: `_DefaultOnNull.__post_init__` turns null into 
     DirectoryList = list[str] | None
 
 
-class _DefaultOnNull(_Wire, frozen=True):
+class _DefaultOnNull(Wire, frozen=True):
     """Params whose list fields ACP marks ``x-deserialize-default-on-null``: ``null`` is ``[]``.
 
     Invariant: once decoded (or constructed) none of ``_default_on_null`` is ``None``; the
@@ -91,39 +91,39 @@ class NewSessionParams(_DefaultOnNull, frozen=True):
     meta: NewSessionMeta | None = msgspec.field(default=None, name="_meta")
 
 
-class NewSessionResult(_Wire, frozen=True):
+class NewSessionResult(Wire, frozen=True):
     session_id: str
     config_options: list[SessionConfigSelect] | None = None
     modes: SessionModeState | None = None
 
 
-class SessionSetupResult(_Wire, frozen=True):
+class SessionSetupResult(Wire, frozen=True):
     """The result of ``session/load`` and ``session/resume``."""
 
     config_options: list[SessionConfigSelect] | None = None
     modes: SessionModeState | None = None
 
 
-class SetConfigOptionParams(_Wire, frozen=True):
+class SetConfigOptionParams(Wire, frozen=True):
     session_id: str
     config_id: str
     value: str | bool
     type: str | None = None
-    meta: JsonObject | None = _meta()
+    meta: JsonObject | None = meta_field()
 
 
-class SetConfigOptionResult(_Wire, frozen=True):
+class SetConfigOptionResult(Wire, frozen=True):
     config_options: list[SessionConfigSelect]
 
 
-class PromptParams(_Wire, frozen=True):
+class PromptParams(Wire, frozen=True):
     session_id: str
     prompt: list[ContentBlock]
     message_id: str | None = None
-    meta: JsonObject | None = _meta()
+    meta: JsonObject | None = meta_field()
 
 
-class PromptUsage(_Wire, frozen=True):
+class PromptUsage(Wire, frozen=True):
     """Unstable ``Usage`` of a ``session/prompt`` answer: what the turn's requests used."""
 
     total_tokens: int
@@ -133,10 +133,10 @@ class PromptUsage(_Wire, frozen=True):
     cached_read_tokens: int | None = None
 
 
-class PromptResult(_Wire, frozen=True):
+class PromptResult(Wire, frozen=True):
     stop_reason: str
     usage: PromptUsage | None = None
-    meta: JsonObject | None = _meta()
+    meta: JsonObject | None = meta_field()
 
 
 class LoadSessionParams(_DefaultOnNull, frozen=True):
@@ -147,18 +147,18 @@ class LoadSessionParams(_DefaultOnNull, frozen=True):
     mcp_servers: McpServerList = msgspec.field(default_factory=list)
     additional_directories: DirectoryList = msgspec.field(default_factory=list)
     system_prompt: SystemPromptParam | None = None
-    meta: JsonObject | None = _meta()
+    meta: JsonObject | None = meta_field()
 
 
-class ListSessionsParams(_Wire, frozen=True):
+class ListSessionsParams(Wire, frozen=True):
     cwd: str | None = None
     cursor: str | None = None
     archived: str | None = None
     """Unstable ``SessionArchiveFilter``: ``exclude`` (the default), ``include``, ``only``."""
-    meta: JsonObject | None = _meta()
+    meta: JsonObject | None = meta_field()
 
 
-class SessionInfo(_Wire, frozen=True):
+class SessionInfo(Wire, frozen=True):
     session_id: str
     cwd: str
     title: str | None = None
@@ -167,17 +167,17 @@ class SessionInfo(_Wire, frozen=True):
     """Unstable; on every listed session, since the agent advertises ``archive``."""
 
 
-class ListSessionsResult(_Wire, frozen=True):
+class ListSessionsResult(Wire, frozen=True):
     sessions: list[SessionInfo]
     next_cursor: str | None = None
 
 
-class ForkRequestMeta(_Wire, frozen=True):
+class ForkRequestMeta(Wire, frozen=True):
     session_id: str | None = None
     seq: int | None = None
 
 
-class ForkSessionMeta(_Wire, frozen=True):
+class ForkSessionMeta(Wire, frozen=True):
     acp_agent: ForkRequestMeta | None = msgspec.field(default=None, name="acp_agent")
 
 
@@ -192,31 +192,31 @@ class ForkSessionParams(_DefaultOnNull, frozen=True):
     meta: ForkSessionMeta | None = msgspec.field(default=None, name="_meta")
 
 
-class ForkSessionResult(_Wire, frozen=True):
+class ForkSessionResult(Wire, frozen=True):
     session_id: str
     config_options: list[SessionConfigSelect] | None = None
     modes: SessionModeState | None = None
-    meta: JsonObject | None = _meta()
+    meta: JsonObject | None = meta_field()
 
 
-class SessionIdParams(_Wire, frozen=True):
+class SessionIdParams(Wire, frozen=True):
     session_id: str
-    meta: JsonObject | None = _meta()
+    meta: JsonObject | None = meta_field()
 
 
-class SetSessionTitleParams(_Wire, frozen=True):
+class SetSessionTitleParams(Wire, frozen=True):
     """Unstable ``session/set_title``."""
 
     session_id: str
     title: str
-    meta: JsonObject | None = _meta()
+    meta: JsonObject | None = meta_field()
 
 
-class SetSessionTitleResult(_Wire, frozen=True):
+class SetSessionTitleResult(Wire, frozen=True):
     title: str
 
 
-class SessionStatusResult(_Wire, frozen=True):
+class SessionStatusResult(Wire, frozen=True):
     """Unstable ``session/status``: ``open`` (in memory here) or ``saved`` (on disk)."""
 
     status: str
@@ -225,29 +225,29 @@ class SessionStatusResult(_Wire, frozen=True):
 # -- agent -> client ----------------------------------------------------------------------------
 
 
-class ReadTextFileParams(_Wire, frozen=True):
+class ReadTextFileParams(Wire, frozen=True):
     session_id: str
     path: str
     line: int | None = None
     limit: int | None = None
 
 
-class ReadTextFileResult(_Wire, frozen=True):
+class ReadTextFileResult(Wire, frozen=True):
     content: str
 
 
-class WriteTextFileParams(_Wire, frozen=True):
+class WriteTextFileParams(Wire, frozen=True):
     session_id: str
     path: str
     content: str
 
 
-class EnvVariable(_Wire, frozen=True):
+class EnvVariable(Wire, frozen=True):
     name: str
     value: str
 
 
-class CreateTerminalParams(_Wire, frozen=True):
+class CreateTerminalParams(Wire, frozen=True):
     session_id: str
     command: str
     args: list[str] = msgspec.field(default_factory=list)
@@ -256,35 +256,35 @@ class CreateTerminalParams(_Wire, frozen=True):
     output_byte_limit: int | None = None
 
 
-class CreateTerminalResult(_Wire, frozen=True):
+class CreateTerminalResult(Wire, frozen=True):
     terminal_id: str
 
 
-class TerminalParams(_Wire, frozen=True):
+class TerminalParams(Wire, frozen=True):
     """``terminal/output``, ``terminal/wait_for_exit``, ``terminal/kill``, ``terminal/release``."""
 
     session_id: str
     terminal_id: str
 
 
-class TerminalExitStatus(_Wire, frozen=True):
+class TerminalExitStatus(Wire, frozen=True):
     exit_code: int | None = None
     signal: str | None = None
 
 
-class TerminalOutputResult(_Wire, frozen=True):
+class TerminalOutputResult(Wire, frozen=True):
     output: str
     truncated: bool = False
     exit_status: TerminalExitStatus | None = None
 
 
-class PermissionOption(_Wire, frozen=True):
+class PermissionOption(Wire, frozen=True):
     option_id: str
     name: str
     kind: str
 
 
-class ToolCallUpdateFields(_Wire, frozen=True):
+class ToolCallUpdateFields(Wire, frozen=True):
     """ACP ``ToolCallUpdate``: the tool call a permission request is about."""
 
     tool_call_id: str
@@ -296,24 +296,24 @@ class ToolCallUpdateFields(_Wire, frozen=True):
     raw_input: JsonObject | None = None
 
 
-class RequestPermissionParams(_Wire, frozen=True):
+class RequestPermissionParams(Wire, frozen=True):
     session_id: str
     tool_call: ToolCallUpdateFields
     options: list[PermissionOption]
 
 
-class PermissionOutcome(_Wire, frozen=True):
+class PermissionOutcome(Wire, frozen=True):
     """``{"outcome": "cancelled"}`` or ``{"outcome": "selected", "optionId": ...}``."""
 
     outcome: str
     option_id: str | None = None
 
 
-class RequestPermissionResult(_Wire, frozen=True):
+class RequestPermissionResult(Wire, frozen=True):
     outcome: PermissionOutcome
 
 
-class CreateElicitationParams(_Wire, frozen=True):
+class CreateElicitationParams(Wire, frozen=True):
     """``elicitation/create`` in form mode, tied to a session and a tool call."""
 
     session_id: str
@@ -324,7 +324,7 @@ class CreateElicitationParams(_Wire, frozen=True):
     tool_call_id: str | None = None
 
 
-class CreateElicitationResult(_Wire, frozen=True):
+class CreateElicitationResult(Wire, frozen=True):
     """``accept`` (with ``content``), ``decline``, ``cancel``, or a future action."""
 
     action: str
@@ -334,21 +334,21 @@ class CreateElicitationResult(_Wire, frozen=True):
 # -- session modes ------------------------------------------------------------------------------
 
 
-class SessionMode(_Wire, frozen=True):
+class SessionMode(Wire, frozen=True):
     id: str
     name: str
     description: str | None = None
 
 
-class SessionModeState(_Wire, frozen=True):
+class SessionModeState(Wire, frozen=True):
     current_mode_id: str
     available_modes: list[SessionMode]
 
 
-class SetSessionModeParams(_Wire, frozen=True):
+class SetSessionModeParams(Wire, frozen=True):
     session_id: str
     mode_id: str
-    meta: JsonObject | None = _meta()
+    meta: JsonObject | None = meta_field()
 
 
 # -- session/update -----------------------------------------------------------------------------
@@ -363,39 +363,39 @@ class _Update(
 class UserMessageChunk(_Update, frozen=True, tag="user_message_chunk"):
     content: ContentBlock
     message_id: str | None = None
-    meta: JsonObject | None = _meta()
+    meta: JsonObject | None = meta_field()
 
 
 class AgentMessageChunk(_Update, frozen=True, tag="agent_message_chunk"):
     content: ContentBlock
     message_id: str | None = None
-    meta: JsonObject | None = _meta()
+    meta: JsonObject | None = meta_field()
 
 
 class AgentThoughtChunk(_Update, frozen=True, tag="agent_thought_chunk"):
     content: ContentBlock
     message_id: str | None = None
-    meta: JsonObject | None = _meta()
+    meta: JsonObject | None = meta_field()
 
 
 class ToolCallContentItem(msgspec.Struct, frozen=True, tag="content", tag_field="type"):
     content: ContentBlock
 
 
-class ToolCallDiff(_Wire, frozen=True, tag="diff", tag_field="type"):
+class ToolCallDiff(Wire, frozen=True, tag="diff", tag_field="type"):
     path: str
     new_text: str
     old_text: str | None = None
 
 
-class ToolCallTerminal(_Wire, frozen=True, tag="terminal", tag_field="type"):
+class ToolCallTerminal(Wire, frozen=True, tag="terminal", tag_field="type"):
     terminal_id: str
 
 
 ToolCallContent = ToolCallContentItem | ToolCallDiff | ToolCallTerminal
 
 
-class ToolCallLocation(_Wire, frozen=True):
+class ToolCallLocation(Wire, frozen=True):
     path: str
     line: int | None = None
 
@@ -410,7 +410,7 @@ class ToolCallStart(_Update, frozen=True, tag="tool_call"):
     content: list[ToolCallContent] | None = None
     locations: list[ToolCallLocation] | None = None
     raw_input: JsonObject | None = None
-    meta: JsonObject | None = _meta()
+    meta: JsonObject | None = meta_field()
 
 
 class ToolCallProgress(_Update, frozen=True, tag="tool_call_update"):
@@ -418,7 +418,7 @@ class ToolCallProgress(_Update, frozen=True, tag="tool_call_update"):
     name: str | None = None
     status: str | None = None
     content: list[ToolCallContent] | None = None
-    meta: JsonObject | None = _meta()
+    meta: JsonObject | None = meta_field()
 
 
 class SessionInfoUpdate(_Update, frozen=True, tag="session_info_update"):
@@ -426,11 +426,11 @@ class SessionInfoUpdate(_Update, frozen=True, tag="session_info_update"):
     updated_at: str | None = None
 
 
-class UnstructuredCommandInput(_Wire, frozen=True):
+class UnstructuredCommandInput(Wire, frozen=True):
     hint: str
 
 
-class AvailableCommand(_Wire, frozen=True):
+class AvailableCommand(Wire, frozen=True):
     name: str
     description: str
     input: UnstructuredCommandInput | None = None
@@ -447,10 +447,10 @@ class CompactionUpdate(_Update, frozen=True, tag="compaction_update"):
     status: str
     summary: list[ContentBlock] | None = None
     error: str | None = None
-    meta: JsonObject | None = _meta()
+    meta: JsonObject | None = meta_field()
 
 
-class Cost(_Wire, frozen=True):
+class Cost(Wire, frozen=True):
     amount: float
     currency: str
 
@@ -462,10 +462,10 @@ class UsageUpdate(_Update, frozen=True, tag="usage_update"):
     size: int
     cost: Cost | None = None
     """What the session's requests cost so far, when the provider (or its prices) says."""
-    meta: JsonObject | None = _meta()
+    meta: JsonObject | None = meta_field()
 
 
-class PlanEntry(_Wire, frozen=True):
+class PlanEntry(Wire, frozen=True):
     content: str
     priority: str
     status: str
@@ -481,7 +481,7 @@ class NoticeUpdate(_Update, frozen=True, tag="notice"):
     severity: str
     title: str
     description: str | None = None
-    meta: JsonObject | None = _meta()
+    meta: JsonObject | None = meta_field()
 
 
 class CurrentModeUpdate(_Update, frozen=True, tag="current_mode_update"):
@@ -509,6 +509,6 @@ SessionUpdate = (
 )
 
 
-class SessionNotification(_Wire, frozen=True):
+class SessionNotification(Wire, frozen=True):
     session_id: str
     update: SessionUpdate

@@ -15,42 +15,42 @@ from acp_agent.content import JsonObject
 PROTOCOL_VERSION = 1
 
 
-class _Wire(msgspec.Struct, frozen=True, rename="camel", omit_defaults=True):
+class Wire(msgspec.Struct, frozen=True, rename="camel", omit_defaults=True):
     pass
 
 
-def _meta() -> JsonObject | None:
+def meta_field() -> JsonObject | None:
     return msgspec.field(default=None, name="_meta")
 
 
 # -- initialize -------------------------------------------------------------------------------
 
 
-class FileSystemCapabilities(_Wire, frozen=True):
+class FileSystemCapabilities(Wire, frozen=True):
     read_text_file: bool = False
     write_text_file: bool = False
 
 
-class ClientSessionCapabilities(_Wire, frozen=True):
+class ClientSessionCapabilities(Wire, frozen=True):
     compaction: JsonObject | None = None
     """``{}``: the client takes ``compaction_update`` / ``compaction_summary_chunk`` updates."""
     notices: JsonObject | None = None
     """``{}``: the client presents ``notice`` updates (none is sent otherwise)."""
-    meta: JsonObject | None = _meta()
+    meta: JsonObject | None = meta_field()
 
 
-class ElicitationCapabilities(_Wire, frozen=True):
+class ElicitationCapabilities(Wire, frozen=True):
     form: JsonObject | None = None
     """``{}``: the client renders ``elicitation/create`` forms (the ``ask_user`` tool)."""
     url: JsonObject | None = None
 
 
-class ClientCapabilities(_Wire, frozen=True):
+class ClientCapabilities(Wire, frozen=True):
     fs: FileSystemCapabilities = FileSystemCapabilities()
     terminal: bool = False
     session: ClientSessionCapabilities | None = None
     elicitation: ElicitationCapabilities | None = None
-    meta: JsonObject | None = _meta()
+    meta: JsonObject | None = meta_field()
 
     @property
     def compaction_updates(self) -> bool:
@@ -65,47 +65,47 @@ class ClientCapabilities(_Wire, frozen=True):
         return self.elicitation is not None and self.elicitation.form is not None
 
 
-class Implementation(_Wire, frozen=True):
+class Implementation(Wire, frozen=True):
     name: str
     version: str
     title: str | None = None
 
 
-class InitializeParams(_Wire, frozen=True):
+class InitializeParams(Wire, frozen=True):
     protocol_version: int | str | None = None
     client_capabilities: ClientCapabilities = ClientCapabilities()
     client_info: Implementation | None = None
-    meta: JsonObject | None = _meta()
+    meta: JsonObject | None = meta_field()
 
 
-class PromptCapabilities(_Wire, frozen=True):
+class PromptCapabilities(Wire, frozen=True):
     image: bool = False
     audio: bool = False
     embedded_context: bool = False
 
 
-class McpCapabilities(_Wire, frozen=True):
+class McpCapabilities(Wire, frozen=True):
     """``None`` is left out; the agent states both transports explicitly."""
 
     http: bool | None = None
     sse: bool | None = None
 
 
-class Empty(_Wire, frozen=True):
+class Empty(Wire, frozen=True):
     pass
 
 
-class SystemPromptModes(_Wire, frozen=True):
+class SystemPromptModes(Wire, frozen=True):
     """Modes beyond ``append`` (unstable ``SessionSystemPromptModeCapabilities``)."""
 
     override: Empty | None = None
 
 
-class SystemPromptCapability(_Wire, frozen=True):
+class SystemPromptCapability(Wire, frozen=True):
     mode: SystemPromptModes | None = None
 
 
-class SessionCapabilities(_Wire, frozen=True):
+class SessionCapabilities(Wire, frozen=True):
     list_: Empty | None = msgspec.field(default=None, name="list")
     resume: Empty | None = None
     close: Empty | None = None
@@ -121,36 +121,36 @@ class SessionCapabilities(_Wire, frozen=True):
     """Unstable ``session/archive`` / ``session/unarchive`` and ``session/list``'s filter."""
 
 
-class AgentCapabilities(_Wire, frozen=True):
+class AgentCapabilities(Wire, frozen=True):
     load_session: bool = False
     prompt_capabilities: PromptCapabilities = PromptCapabilities()
     mcp_capabilities: McpCapabilities = McpCapabilities()
     session_capabilities: SessionCapabilities = SessionCapabilities()
-    meta: JsonObject | None = _meta()
+    meta: JsonObject | None = meta_field()
 
 
-class AuthMethod(_Wire, frozen=True):
+class AuthMethod(Wire, frozen=True):
     id: str
     name: str
     description: str | None = None
-    meta: JsonObject | None = _meta()
+    meta: JsonObject | None = meta_field()
 
 
-class InitializeResult(_Wire, frozen=True):
+class InitializeResult(Wire, frozen=True):
     protocol_version: int
     agent_capabilities: AgentCapabilities
     agent_info: Implementation
     auth_methods: list[AuthMethod] = msgspec.field(default_factory=list)
-    meta: JsonObject | None = _meta()
+    meta: JsonObject | None = meta_field()
 
 
-class SessionConfigSelectOption(_Wire, frozen=True):
+class SessionConfigSelectOption(Wire, frozen=True):
     value: str
     name: str
     description: str | None = None
 
 
-class SessionConfigSelect(_Wire, frozen=True, tag="select", tag_field="type"):
+class SessionConfigSelect(Wire, frozen=True, tag="select", tag_field="type"):
     """A ``SessionConfigOption`` of type ``select`` (the model selector is one)."""
 
     id: str

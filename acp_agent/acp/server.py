@@ -87,18 +87,18 @@ from acp_agent.acp.schema import (
 )
 from acp_agent.acp.session_admin import SessionAdmin, tell_fallback
 from acp_agent.acp.thought_option import THOUGHT_OPTION, choose_level, thought_option
+from acp_agent.commands.commands import advertised
 from acp_agent.errors import InternalError, InvalidParams, decode_params
 from acp_agent.journal.events import SourceKind, source, source_kind
 from acp_agent.mcp.config import McpServerConfig, journaled, parse_servers
 from acp_agent.model.openai.warm import warm_up
 from acp_agent.model.registry import ModelCatalog
 from acp_agent.session.catalog import ArchiveFilter, BadCursor, list_sessions
-from acp_agent.session.commands import advertised
 from acp_agent.session.errors import SessionError
 from acp_agent.session.service import PendingPrompt, Session, Sessions
-from acp_agent.session.signals import Failed, Finished, Outcome, Placement, Refused, TurnUsage
 from acp_agent.session.system_prompt import SessionPrompt
 from acp_agent.transport.connection import Deferred, NotificationHandler, RequestHandler, Then
+from acp_agent.turn.vocabulary import Failed, Finished, Outcome, Placement, Refused, TurnUsage
 
 log = structlog.get_logger("acp_agent.acp")
 

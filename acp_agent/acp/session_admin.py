@@ -33,10 +33,10 @@ from acp_agent.acp.schema import (
     SetSessionTitleResult,
 )
 from acp_agent.errors import InvalidParams
-from acp_agent.session.catalog import title_from
-from acp_agent.session.ports import Notice, NoticeKind, Severity
 from acp_agent.session.service import Session, Sessions
 from acp_agent.transport.connection import Deferred, Then
+from acp_agent.turn.ports import Notice, NoticeKind, Severity
+from acp_agent.turn.titles import title_from
 
 AcpSession = Session[AcpObserver]
 Empty = dict[str, object]

@@ -49,9 +49,9 @@ from acp_agent.hooks.waterfall import (
     run_prompt_chain,
 )
 from acp_agent.journal.events import ToolCallPart
-from acp_agent.session.admission import Admission, Allow, Block
-from acp_agent.session.toolrun import ToolVerdict
 from acp_agent.tools.base import ToolOutput
+from acp_agent.turn.admission import Admission, Allow, Block
+from acp_agent.turn.toolrun import ToolVerdict
 
 if TYPE_CHECKING:
     from acp_agent.hooks.command import CommandHook

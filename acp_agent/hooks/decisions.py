@@ -12,7 +12,7 @@ from __future__ import annotations
 import msgspec
 
 from acp_agent.content import ContentBlock
-from acp_agent.session.admission import AdditionalContext
+from acp_agent.turn.admission import AdditionalContext
 
 __all__ = [
     "AdditionalContext",

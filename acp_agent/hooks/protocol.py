@@ -43,7 +43,7 @@ from acp_agent.hooks.decisions import PromptAllow, PromptBlock, PromptDecision
 from acp_agent.hooks.kinds import HookKind
 from acp_agent.hooks.waterfall import HookFailure, PromptEvent, ToolEvent
 from acp_agent.journal.events import Source
-from acp_agent.session.admission import AdditionalContext
+from acp_agent.turn.admission import AdditionalContext
 
 # -- stdin --------------------------------------------------------------------------------
 

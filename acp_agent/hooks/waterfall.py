@@ -45,7 +45,7 @@ from acp_agent.hooks.decisions import (
 )
 from acp_agent.hooks.kinds import FailPolicy, HookKind
 from acp_agent.journal.events import ToolCallPart
-from acp_agent.session.admission import Allow, Block
+from acp_agent.turn.admission import Allow, Block
 
 log = structlog.get_logger("acp_agent.hooks")
 

@@ -32,7 +32,6 @@ from acp_agent.journal.paths import InvalidSessionId, journal_path, session_dir,
 TITLE_FILE = "title"
 CLIENT_TITLE_MARK = "title.client"
 ARCHIVED_FILE = "archived"
-TITLE_LENGTH = 80
 PAGE_SIZE = 100
 
 _HEADER = msgspec.json.Decoder(SessionHeader)
@@ -56,11 +55,6 @@ class SessionSummary(msgspec.Struct, frozen=True):
 
 class BadCursor(ValueError):
     pass
-
-
-def title_from(text: str) -> str:
-    line = " ".join(text.split())
-    return line if len(line) <= TITLE_LENGTH else line[: TITLE_LENGTH - 1] + "…"
 
 
 def write_title(state_dir: Path, session_id: str, title: str) -> None:

@@ -54,10 +54,11 @@ from acp_agent.journal.turns import (
     stable_boundaries as stable_boundaries,
 )
 from acp_agent.journal.writer import JournalWriter
-from acp_agent.session.catalog import title_from, write_title
+from acp_agent.session.catalog import write_title
 from acp_agent.session.errors import ForkRefused, RewindRefused
-from acp_agent.session.ports import new_id as fresh_id, now_ms
 from acp_agent.session.settings import SessionSettings, load_settings, save_settings
+from acp_agent.turn.ports import new_id as fresh_id, now_ms
+from acp_agent.turn.titles import title_from
 
 log = structlog.get_logger("acp_agent.sessions")
 

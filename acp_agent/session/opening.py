@@ -29,7 +29,7 @@ from acp_agent.session.errors import (
     SessionUnavailable,
     UnknownSession,
 )
-from acp_agent.session.ports import now_ms
+from acp_agent.turn.ports import now_ms
 
 log = structlog.get_logger("acp_agent.sessions")
 

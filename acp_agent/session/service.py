@@ -29,6 +29,8 @@ import msgspec
 import structlog
 from anyio.abc import TaskGroup
 
+from acp_agent.commands.commands import RESERVED
+from acp_agent.commands.skills import Skill, find_skills, skill_dirs, skills_prompt
 from acp_agent.content import ContentBlock, ImageContent, JsonObject, TextContent
 from acp_agent.journal.errors import JournalError, JournalFlushError
 from acp_agent.journal.events import Entry, SessionHeader, Source, SourceKind, source
@@ -38,9 +40,7 @@ from acp_agent.journal.writer import JournalHealth, JournalWriter
 from acp_agent.mcp.config import McpServerConfig
 from acp_agent.model.base import ModelProvider, context_window_of
 from acp_agent.session import shelf
-from acp_agent.session.actor import SessionActor
 from acp_agent.session.catalog import set_client_title, write_title
-from acp_agent.session.commands import RESERVED
 from acp_agent.session.errors import (
     ModelKeyMissing,
     SessionBusy,
@@ -49,16 +49,16 @@ from acp_agent.session.errors import (
     UnknownSession,
 )
 from acp_agent.session.opening import Opened, create_journal, fork_journal, open_journal
-from acp_agent.session.ports import Reply, SessionDeps, new_id, now_ms
 from acp_agent.session.resources import with_linked_files
 from acp_agent.session.settings import SessionSettings, load_settings, save_settings
 from acp_agent.session.shelf import delete_session, existing_dir, refuse_if_held
-from acp_agent.session.signals import Outcome, Placement
-from acp_agent.session.skills import Skill, find_skills, skill_dirs, skills_prompt
 from acp_agent.session.system_prompt import SessionPrompt, render
 from acp_agent.session.wiring import Obs, Wiring
 from acp_agent.session.workspace import find_instructions
 from acp_agent.tools.permissions import Mode, parse_mode
+from acp_agent.turn.actor import SessionActor
+from acp_agent.turn.ports import Reply, SessionDeps, new_id, now_ms
+from acp_agent.turn.vocabulary import Outcome, Placement
 
 log = structlog.get_logger("acp_agent.sessions")
 

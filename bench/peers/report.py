@@ -16,15 +16,24 @@ import subprocess
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from bench import report as bench_report
-from bench.peers.agents import AGENTS, OURS, PEERS_DIR, own_floor
+from bench.peers.agents import AGENTS, OURS, PEERS_DIR, Agent, own_floor
 from bench.peers.run import STREAM_CHUNKS, TURNS, Life, Load
 from bench.report import fmt, machine
 
-if TYPE_CHECKING:
-    from bench.peers.__main__ import Runner
+
+class Runner(Protocol):
+    """What the report reads of a run's samples (``bench.peers.__main__.Runner``)."""
+
+    agents: list[Agent]
+    lives: dict[str, list[Life]]
+    loads: dict[str, list[Load]]
+    floors: dict[str, list[float]]
+    failures: dict[str, list[str]]
+    hi: dict[str, Any]
+
 
 BEGIN = (
     "<!-- bench-peers:begin (written by `python -m bench.peers`; edit outside these markers) -->"

@@ -21,9 +21,9 @@ from acp_agent.model.base import UserTurn
 from acp_agent.session.catalog import read_title
 from acp_agent.session.errors import ForkRefused
 from acp_agent.session.fork import fork_session
-from acp_agent.session.history import derive_messages
 from acp_agent.session.settings import SessionSettings, read_settings, write_settings
-from acp_agent.session.signals import Finished, StopReason
+from acp_agent.turn.history import derive_messages
+from acp_agent.turn.vocabulary import Finished, StopReason
 from tests.fork.support import (
     INJECTED_SEQ,
     LAST_SEQ,

@@ -29,7 +29,7 @@ from acp_agent.hooks import (
 )
 from acp_agent.hooks.command import STDOUT_LIMIT, run_prompt_hook, run_tool_hook
 from acp_agent.journal.events import ToolCallPart
-from acp_agent.session.admission import Allow, Block
+from acp_agent.turn.admission import Allow, Block
 from tests.hooks.support import hook, live_members, wait_for_file, wait_group_gone
 
 PROMPT: list[ContentBlock] = [TextContent(text="hello")]

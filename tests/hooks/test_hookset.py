@@ -28,7 +28,7 @@ from acp_agent.hooks import (
 )
 from acp_agent.hooks.waterfall import ToolDecision
 from acp_agent.journal.events import ToolCallPart, source
-from acp_agent.session.admission import Admission, Allow, Block
+from acp_agent.turn.admission import Admission, Allow, Block
 from tests.hooks.support import hook, script
 
 PROMPT: list[ContentBlock] = [TextContent(text="hello")]

@@ -30,7 +30,7 @@ from acp_agent.hooks import (
 )
 from acp_agent.hooks.waterfall import ToolDecision
 from acp_agent.journal.events import ToolCallPart, source
-from acp_agent.session.admission import Allow, Block
+from acp_agent.turn.admission import Allow, Block
 
 EVENT = PromptEvent("s1", "/work", [TextContent(text="hello")])
 CALL = ToolCallPart("c1", "read_file", {"path": "x"})

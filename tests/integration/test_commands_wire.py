@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from acp_agent.session.commands import INIT_INSTRUCTION, REVIEW_INSTRUCTION
+from acp_agent.commands.commands import INIT_INSTRUCTION, REVIEW_INSTRUCTION
 from tests.integration.support import check_journal, serve_command, write_script
 from tests.support.recording import RawAgent, recorded_agent
 from tests.support.requests import read_requests

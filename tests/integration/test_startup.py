@@ -49,8 +49,8 @@ NOT_BEFORE_INITIALIZE = [
     "acp_agent.acp.observer",
     "acp_agent.acp.projection",
     "acp_agent.session.service",
-    "acp_agent.session.actor",
-    "acp_agent.session.machine",
+    "acp_agent.turn.actor",
+    "acp_agent.turn.machine",
     "acp_agent.journal.writer",
     "acp_agent.journal.events",
     "acp_agent.tools.registry",
@@ -105,7 +105,7 @@ NOT_BEFORE_FIRST_SESSION = [
     "shutil",
     # /review's git reader (acp/commands.py); ask_user, for a client without elicitation forms
     # (tools/registry.py)
-    "acp_agent.session.review",
+    "acp_agent.commands.review",
     "acp_agent.tools.ask_user",
     # a script model's session: no HTTP stack (model/openai/warm.py warms it up after the
     # answer, and only for an HTTP model), no MCP SDK (connected at the first model request)

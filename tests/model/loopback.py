@@ -36,7 +36,7 @@ from typing import Any, TypeVar
 import anyio
 from anyio.abc import SocketStream, TaskGroup
 
-from acp_agent.session.titles import TITLE_SYSTEM
+from acp_agent.turn.titles import TITLE_SYSTEM
 from bench.loopback import parse_head
 
 RECORDINGS = Path(__file__).parent / "recordings"

@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from acp_agent.session.titles import TITLE_MAX_TOKENS
+from acp_agent.turn.titles import TITLE_MAX_TOKENS
 from tests.integration.support import serve_command, wait_until, write_script
 from tests.model.agent_params import NO_KEYS, init, new, prompt
 from tests.model.loopback import Reply, failed, loopback

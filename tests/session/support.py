@@ -16,9 +16,9 @@ from acp_agent.content import TextContent
 from acp_agent.journal.events import Entry, ToolCallPart, event_type
 from acp_agent.journal.files import FileFactory, JournalFile, open_journal_file
 from acp_agent.model.script import ScriptLine, ScriptModel
-from acp_agent.session.admission import Admission
-from acp_agent.session.toolrun import ToolHooks
 from acp_agent.tools.base import Location, Tool, ToolContext, ToolKind, ToolOutput
+from acp_agent.turn.admission import Admission
+from acp_agent.turn.toolrun import ToolHooks
 from tests.support.requests import read_requests
 
 _LINE = msgspec.json.Decoder(ScriptLine)

@@ -16,8 +16,8 @@ import anyio
 from structlog.testing import capture_logs
 
 from acp_agent.content import ContentBlock
-from acp_agent.session.admission import Allow, Decision
-from acp_agent.session.signals import Blocked, Finished, StopReason
+from acp_agent.turn.admission import Allow, Decision
+from acp_agent.turn.vocabulary import Blocked, Finished, StopReason
 from tests.session.support import lines, scripted_agent
 
 

@@ -18,9 +18,9 @@ from acp_agent.content import TextContent
 from acp_agent.journal.events import Entry, ToolResult
 from acp_agent.journal.files import FileFactory, JournalFile, open_journal_file
 from acp_agent.model.script import ScriptModel
-from acp_agent.session.signals import Finished, StopReason
 from acp_agent.session.wiring import NullObserver
 from acp_agent.tools.base import Location, ToolContext, ToolKind, ToolOutput
+from acp_agent.turn.vocabulary import Finished, StopReason
 from tests.session.support import lines, types
 
 

@@ -16,7 +16,7 @@ from acp_agent.journal.events import (
     source,
 )
 from acp_agent.model.base import AssistantTurn, ModelMessage, UserTurn
-from acp_agent.session.compaction import (
+from acp_agent.turn.compaction import (
     CompactionPlan,
     estimate_tokens,
     parse_compact,
@@ -24,7 +24,7 @@ from acp_agent.session.compaction import (
     summary_request,
     window_neared,
 )
-from acp_agent.session.history import History, derive_messages, messages_of
+from acp_agent.turn.history import History, derive_messages, messages_of
 from tests.journal.builders import blocks, numbered, simple_turn, tool_turn, user
 
 BIG = 1_000_000

@@ -8,7 +8,7 @@ from acp_agent.api import reference_session
 from acp_agent.journal.events import UserMessage
 from acp_agent.journal.invariant import check
 from acp_agent.journal.reader import load_journal
-from acp_agent.session.signals import Finished, StopReason
+from acp_agent.turn.vocabulary import Finished, StopReason
 from tests.session.support import lines, requests, scripted_agent, types
 
 

@@ -29,8 +29,8 @@ from acp_agent.journal.faults import FaultKind, FaultOp, FaultPlan, FaultyJourna
 from acp_agent.journal.files import JournalFile, open_journal_file
 from acp_agent.journal.invariant import check
 from acp_agent.journal.reader import load_journal
-from acp_agent.session.admission import AdditionalContext, Allow, Block, Decision
-from acp_agent.session.signals import Finished, Placement, Refused, StopReason
+from acp_agent.turn.admission import AdditionalContext, Allow, Block, Decision
+from acp_agent.turn.vocabulary import Finished, Placement, Refused, StopReason
 from tests.session.support import GatedSync, GateTool, lines, requests, scripted_agent, types
 
 

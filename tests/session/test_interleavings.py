@@ -35,9 +35,9 @@ from acp_agent.model.base import (
     TextDelta,
     ToolCallReady,
 )
-from acp_agent.session.admission import Allow, Block, Decision
-from acp_agent.session.signals import Placement
 from acp_agent.tools.base import Location, ToolContext, ToolKind, ToolOutput
+from acp_agent.turn.admission import Allow, Block, Decision
+from acp_agent.turn.vocabulary import Placement
 
 # A step the model may take: ("text", chunks) or ("tools", batch size)
 steps = st.one_of(

@@ -27,9 +27,9 @@ from acp_agent.journal.events import (
     UserMessage,
     source,
 )
-from acp_agent.session import machine as m, signals as s
-from acp_agent.session.machine import IllegalInput, State, TurnMachine
-from acp_agent.session.signals import (
+from acp_agent.turn import machine as m, vocabulary as s
+from acp_agent.turn.machine import IllegalInput, State, TurnMachine
+from acp_agent.turn.vocabulary import (
     Abort,
     Admitted,
     Append,

@@ -22,9 +22,9 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from acp_agent.journal.events import TextPart, source
-from acp_agent.session import machine as m, signals as s
-from acp_agent.session.machine import State, TurnMachine
-from acp_agent.session.signals import (
+from acp_agent.turn import machine as m, vocabulary as s
+from acp_agent.turn.machine import State, TurnMachine
+from acp_agent.turn.vocabulary import (
     Admitted,
     Blocked,
     Cancel,

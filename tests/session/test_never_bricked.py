@@ -22,7 +22,7 @@ from acp_agent.model.base import (
     StreamEvent,
     TextDelta,
 )
-from acp_agent.session.fit import estimate
+from acp_agent.turn.fit import estimate
 
 WINDOW = 2_000
 HUGE = "lorem ipsum " * 4_000  # about 12k tokens by the session's estimate

@@ -11,15 +11,15 @@ from pathlib import Path
 import pytest
 from structlog.testing import capture_logs
 
-from acp_agent.content import ImageContent, TextContent
-from acp_agent.session.commands import RESERVED, Invocation, parse_invocation
-from acp_agent.session.skills import (
+from acp_agent.commands.commands import RESERVED, Invocation, parse_invocation
+from acp_agent.commands.skills import (
     MAX_SKILL_BYTES,
     BadSkill,
     find_skills,
     parse_skill,
     skills_prompt,
 )
+from acp_agent.content import ImageContent, TextContent
 
 GOOD = "---\nname: deploy\ndescription: Ship it\n---\nRun make deploy.\n"
 

@@ -15,7 +15,7 @@ from acp_agent.journal.events import (
     UserMessage,
     source,
 )
-from acp_agent.session.titles import TITLE_MAX_TOKENS, TITLE_SYSTEM, clean_title, title_request
+from acp_agent.turn.titles import TITLE_MAX_TOKENS, TITLE_SYSTEM, clean_title, title_request
 
 
 @pytest.mark.parametrize(

@@ -36,7 +36,7 @@ from acp_agent.journal.format import encode_header
 from acp_agent.journal.invariant import check
 from acp_agent.journal.reader import load_journal, parse_journal
 from acp_agent.journal.recovery import interrupted_turn_repair
-from acp_agent.session.history import derive_messages
+from acp_agent.turn.history import derive_messages
 from tests.support.recording import RecordedAgent, recorded_agent
 from tests.support.requests import read_requests
 

@@ -8,9 +8,9 @@ from pathlib import Path
 from acp_agent.api import Agent
 from acp_agent.journal.events import SessionHeader, ToolResult, UserMessage
 from acp_agent.model.script import ScriptModel
-from acp_agent.session.signals import Finished
 from acp_agent.tools.permissions import Mode, Permissions
 from acp_agent.tools.registry import coding_tools
+from acp_agent.turn.vocabulary import Finished
 from tests.session.support import lines
 
 WRITE = (

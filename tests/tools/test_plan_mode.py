@@ -9,7 +9,6 @@ from pathlib import Path
 
 import pytest
 
-from acp_agent.session.toolrun import ToolRunner
 from acp_agent.tools.base import ToolError
 from acp_agent.tools.permissions import AskFailed, Mode, OptionKind, PermissionRequest
 from acp_agent.tools.plan_mode import ExitPlanMode
@@ -18,6 +17,7 @@ from acp_agent.tools.run_command import RunCommand
 from acp_agent.tools.todo import TodoWrite
 from acp_agent.tools.web_fetch import WebFetch
 from acp_agent.tools.write_file import WriteFile
+from acp_agent.turn.toolrun import ToolRunner
 from tests.tools.support import ScriptedAsker, context
 
 

@@ -31,13 +31,20 @@ from acp_agent.journal.events import (
     source_kind,
 )
 from acp_agent.model.base import ModelProvider, ModelRequest, TextDelta, UserTurn
-from acp_agent.session.catalog import title_from
-from acp_agent.session.parts import aclose_stream
+from acp_agent.turn.parts import aclose_stream
 
+TITLE_LENGTH: Final = 80
 TITLE_MAX_TOKENS: Final = 24
 TITLE_TIMEOUT_S: Final = 20.0
 TITLE_WORDS: Final = 8
 EXCERPT_CHARS: Final = 1500
+
+
+def title_from(text: str) -> str:
+    """A session title from free text: one line, at most ``TITLE_LENGTH`` characters."""
+    line = " ".join(text.split())
+    return line if len(line) <= TITLE_LENGTH else line[: TITLE_LENGTH - 1] + "…"
+
 
 TITLE_SYSTEM: Final = (
     "You name conversations. Answer with a title of at most 8 words for the conversation "

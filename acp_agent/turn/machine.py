@@ -64,7 +64,7 @@ assumes ``max_steps >= 1`` (with 0 a turn would open and end without a step, whi
 invariant rejects). ``tests/session/test_machine_destinations.py`` explores the machine and
 fails if a handler ends anywhere else, or if a declared destination is never reached.
 
-If you add an input or effect: add the struct to ``signals.py``, a row to ``_TABLE`` (with its
+If you add an input or effect: add the struct to ``vocabulary.py``, a row to ``_TABLE`` (with its
 destinations), a case to the actor's effect executor, and a test in
 ``tests/session/test_machine.py``.
 
@@ -123,7 +123,7 @@ from acp_agent.journal.events import (
     TurnEndReason,
     TurnStart,
 )
-from acp_agent.session.signals import (
+from acp_agent.turn.vocabulary import (
     Abort,
     Admitted,
     Append,

@@ -26,9 +26,9 @@ from typing import Final
 
 import msgspec
 
+from acp_agent.commands.skills import Skill
 from acp_agent.content import ContentBlock, TextContent
-from acp_agent.session.compaction import COMMANDS as COMPACTION_COMMANDS, SlashCommand
-from acp_agent.session.skills import Skill
+from acp_agent.turn.compaction import COMMANDS as COMPACTION_COMMANDS, SlashCommand
 
 
 class Command(StrEnum):

@@ -26,7 +26,7 @@ Effects and their execution:
   progress to the observer (started / failed / cancelled; success is the appended event).
 - ``Resolve`` / ``Placed``: complete the reply a caller is waiting for.
 
-If you change the effect vocabulary in ``signals.py``, change ``_execute`` here.
+If you change the effect vocabulary in ``vocabulary.py``, change ``_execute`` here.
 What the actor needs and reports (``SessionDeps``, ``SessionObserver``, ``Reply``) is in
 ``ports.py``; turning a model stream into message parts, in ``parts.py``.
 """
@@ -75,9 +75,8 @@ from acp_agent.model.base import (
     UserTurn,
     tokens_of,
 )
-from acp_agent.session.admission import AdditionalContext, Allow
-from acp_agent.session.catalog import title_from
-from acp_agent.session.compaction import (
+from acp_agent.turn.admission import AdditionalContext, Allow
+from acp_agent.turn.compaction import (
     CompactionProgress,
     keep_budget,
     parse_compact,
@@ -86,10 +85,10 @@ from acp_agent.session.compaction import (
     summary_request,
     window_neared,
 )
-from acp_agent.session.history import History
-from acp_agent.session.machine import State, TurnMachine
-from acp_agent.session.parts import PartsBuilder, aclose_stream
-from acp_agent.session.ports import (
+from acp_agent.turn.history import History
+from acp_agent.turn.machine import State, TurnMachine
+from acp_agent.turn.parts import PartsBuilder, aclose_stream
+from acp_agent.turn.ports import (
     Notice,
     NoticeKind,
     Reply,
@@ -97,7 +96,8 @@ from acp_agent.session.ports import (
     SessionObserver,
     Severity,
 )
-from acp_agent.session.signals import (
+from acp_agent.turn.titles import ask_title, title_from, title_request
+from acp_agent.turn.vocabulary import (
     Abort,
     Admitted,
     Append,
@@ -133,7 +133,6 @@ from acp_agent.session.signals import (
     ToolDone,
     TurnUsage,
 )
-from acp_agent.session.titles import ask_title, title_request
 
 log = structlog.get_logger("acp_agent.session")
 

@@ -26,9 +26,9 @@ from acp_agent.journal.events import ToolCallPart
 from acp_agent.mcp import names as mcp_names
 from acp_agent.mcp.hub import McpHub
 from acp_agent.model.base import ToolSpec
-from acp_agent.session.admission import AdditionalContext
 from acp_agent.tools.base import Conditional, Tool, ToolContext, ToolError, ToolOutput
 from acp_agent.tools.permissions import CallInfo, Permissions
+from acp_agent.turn.admission import AdditionalContext
 
 log = structlog.get_logger("acp_agent.tools")
 

@@ -51,8 +51,8 @@ from acp_agent.model.base import (
     TextDelta,
     UserTurn,
 )
-from acp_agent.session.fit import estimate, fit_messages
-from acp_agent.session.history import compacted_head, messages_of
+from acp_agent.turn.fit import estimate, fit_messages
+from acp_agent.turn.history import compacted_head, messages_of
 
 COMMAND: Final = "/compact"
 DEFAULT_CONTEXT_WINDOW: Final = 200_000
