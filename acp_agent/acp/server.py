@@ -88,6 +88,7 @@ from acp_agent.acp.schema import (
 from acp_agent.acp.session_admin import SessionAdmin, tell_fallback
 from acp_agent.acp.thought_option import THOUGHT_OPTION, choose_level, thought_option
 from acp_agent.commands.commands import advertised
+from acp_agent.content import JsonObject
 from acp_agent.errors import InternalError, InvalidParams, decode_params
 from acp_agent.journal.events import SourceKind, source, source_kind
 from acp_agent.mcp.config import McpServerConfig, journaled, parse_servers
@@ -244,7 +245,11 @@ class AgentServer:
         return await self._after_close(params.session_id, lambda: self._resume(params))
 
     async def _resume(self, params: LoadSessionParams) -> Then:
+        """With ``_meta.acp_agent.afterSeq: N``, the updates numbered past ``N`` first (§13)."""
+        after = after_seq(params.meta)
         session = await self._open(params)
+        if after is not None:
+            await session.observer.replay(session.actor.entries, after)
         return self._with_commands(session, self._setup_result(session, params.cwd))
 
     def _setup_result(self, session: AcpSession, requested_cwd: str) -> object:
@@ -311,6 +316,7 @@ class AgentServer:
         the answer says so (``_kept_cwd``)."""
         setup = _Setup.checked(params)
         session = await self.sessions.open(params.session_id)
+        session.observer.start_at(session.actor.entries)
         await setup.equip(session)
         if session.header.cwd != params.cwd:
             log.warning(
@@ -486,6 +492,18 @@ class _Setup(msgspec.Struct, frozen=True):
         await session.use_mcp_servers(self.servers)
         if self.prompt is not None:
             await session.set_prompt(self.prompt)
+
+
+def after_seq(meta: JsonObject | None) -> int | None:
+    """``_meta.acp_agent.afterSeq`` of a ``session/resume``; ``InvalidParams`` unless an
+    integer."""
+    ours = (meta or {}).get("acp_agent")
+    value = ours.get("afterSeq") if isinstance(ours, dict) else None
+    if value is None:
+        return None
+    if not isinstance(value, int) or isinstance(value, bool):
+        raise InvalidParams("_meta.acp_agent.afterSeq must be an integer (an update's seq)")
+    return value
 
 
 def _kept_cwd(session: AcpSession, requested: str) -> dict[str, str] | None:

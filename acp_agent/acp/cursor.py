@@ -1,0 +1,131 @@
+"""Every ``session/update`` a session sends gets its position, ``_meta.acp_agent.seq``, and a
+client that comes back asks for what followed one (docs/contract.md §13).
+
+Theory of operation. ``seq = anchor * SPAN + count``: ``anchor`` is the journal ``seq`` of the
+last entry the session projected (``at_entry``, from ``AcpObserver.appended``), ``count`` the
+updates sent since (its own projected updates first, then what streams before the next entry:
+text and thought chunks, tool progress, usage, notes). So ``seq`` grows with the journal and is
+distinct for every update, streamed chunks included, and the journal bounds it.
+
+Replay (``numbered``) gives the updates of entry ``E`` the numbers ``E * SPAN + 1 ..``, as the
+live ``appended(E)`` did; it cannot give a streamed chunk its live number (the journal keeps
+the finished message, not its deltas), so a reattaching client gets those from the ``log``:
+with ``keep_log`` (a listener with a detach grace) every update sent from the start of the
+last ``LOG_TURNS`` turns on is kept, as sent. ``since(entries, after)`` is then the journal's
+replay of the entries before the log, then the log, each filtered to ``seq > after``:
+``session/load`` is ``since(entries, -1)``, ``session/resume`` with ``afterSeq: N`` is
+``since(entries, N)``; a load during a turn replays what that turn has streamed so far. An
+``after`` inside an older turn than the log holds falls back to the replay's numbering of its
+entries (a restarted process has no log: its whole history is replayed by entry).
+
+If you change how the observer projects an entry, the live and the replayed numbering must stay
+the same function of the entry: both go through ``projection.project``'s table.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Iterable, Iterator
+from typing import TypeVar
+
+import msgspec
+
+from acp_agent.acp import projection
+from acp_agent.acp.schema import SessionUpdate
+from acp_agent.journal.events import Entry, TurnStart
+
+SPAN = 1 << 20
+"""Numbers per journal entry: an entry and what streams until the next one take fewer."""
+LOG_TURNS = 2
+"""Turns whose updates ``keep_log`` keeps: the running one and the one before."""
+
+U = TypeVar("U", bound=SessionUpdate)
+
+
+def stamped(update: U, seq: int) -> U:
+    """``update`` with ``seq`` in its own ``_meta.acp_agent`` (the rest of its ``_meta`` kept)."""
+    meta = dict(update.meta or {})
+    ours = meta.get("acp_agent")
+    meta["acp_agent"] = {**ours, "seq": seq} if isinstance(ours, dict) else {"seq": seq}
+    return msgspec.structs.replace(update, meta=meta)
+
+
+def seq_of(update: SessionUpdate) -> int:
+    ours = (update.meta or {}).get("acp_agent")
+    seq = ours.get("seq") if isinstance(ours, dict) else None
+    return seq if isinstance(seq, int) else -1
+
+
+class Cursor:
+    """One session's numbering of its updates, and (``keep_log``) what it recently sent."""
+
+    def __init__(self, *, keep_log: bool = False) -> None:
+        self.anchor = 0
+        self.count = 0
+        self.keep_log = keep_log
+        self.log: deque[SessionUpdate] = deque()
+        self._turn_starts: deque[int] = deque()
+        """The journal seq of each turn the log holds, oldest first."""
+
+    def start_at(self, last_seq: int) -> None:
+        """The session's journal ends at ``last_seq`` (at open): numbering goes on after it."""
+        if last_seq > self.anchor:
+            self.anchor, self.count = last_seq, 0
+
+    def at_entry(self, entry: Entry) -> None:
+        if entry.seq > self.anchor:
+            self.anchor, self.count = entry.seq, 0
+        if self.keep_log and isinstance(entry.event, TurnStart):
+            self._turn_starts.append(entry.seq)
+            while len(self._turn_starts) > LOG_TURNS:
+                self._turn_starts.popleft()
+                floor = self._turn_starts[0] * SPAN
+                while self.log and seq_of(self.log[0]) < floor:
+                    self.log.popleft()
+
+    def stamp(self, update: U) -> U:
+        self.count += 1
+        sent = stamped(update, self.anchor * SPAN + self.count)
+        if self.keep_log and self._turn_starts:
+            self.log.append(sent)
+        return sent
+
+    def numbered(self, seq: int, updates: list[SessionUpdate]) -> list[SessionUpdate]:
+        """An entry's replayed updates, numbered as ``appended`` numbered them live."""
+        return [stamped(update, seq * SPAN + i) for i, update in enumerate(updates, 1)]
+
+    def since(
+        self, replayed: Iterable[tuple[int, list[SessionUpdate]]], after: int
+    ) -> Iterator[SessionUpdate]:
+        """The updates whose seq is greater than ``after``: ``replayed`` (``(entry seq,
+        updates)`` of the journal, ``projection.replay_numbered``) up to the log, then the
+        log. Numbering goes on past everything replayed."""
+        log_from = self._turn_starts[0] if self._turn_starts and self.log else None
+        for seq, updates in replayed:
+            if log_from is not None and seq >= log_from:
+                break
+            if seq * SPAN + len(updates) <= after:
+                continue
+            for update in self.numbered(seq, updates):
+                if seq_of(update) > after:
+                    yield update
+            if seq == self.anchor:
+                self.count = max(self.count, len(updates))
+        if log_from is not None:
+            yield from (update for update in list(self.log) if seq_of(update) > after)
+
+
+def replay_numbered(
+    entries: Iterable[Entry],
+    catalog: projection.ToolCatalog,
+    *,
+    compaction_updates: bool = False,
+    names: projection.ToolNames | None = None,
+) -> Iterator[tuple[int, list[SessionUpdate]]]:
+    """``projection.replay`` with each entry's seq (entries that project to nothing left out)."""
+    for entry in entries:
+        updates = projection.project(
+            entry, catalog, live=False, compaction_updates=compaction_updates, names=names
+        )
+        if updates:
+            yield entry.seq, updates
