@@ -249,7 +249,7 @@ class AgentServer:
         after = after_seq(params.meta)
         session = await self._open(params)
         if after is not None:
-            await session.observer.replay(session.actor.entries, after)
+            await session.observer.replay(session.entries, after)
         return self._with_commands(session, self._setup_result(session, params.cwd))
 
     def _setup_result(self, session: AcpSession, requested_cwd: str) -> object:
@@ -316,7 +316,7 @@ class AgentServer:
         the answer says so (``_kept_cwd``)."""
         setup = _Setup.checked(params)
         session = await self.sessions.open(params.session_id)
-        session.observer.start_at(session.actor.entries)
+        session.observer.start_at(session.entries)
         await setup.equip(session)
         if session.header.cwd != params.cwd:
             log.warning(
