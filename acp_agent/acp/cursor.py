@@ -24,6 +24,7 @@ the same function of the entry: both go through ``projection.project``'s table.
 
 from __future__ import annotations
 
+import heapq
 from collections import deque
 from collections.abc import Iterable, Iterator
 from typing import TypeVar
@@ -31,7 +32,7 @@ from typing import TypeVar
 import msgspec
 
 from acp_agent.acp import projection
-from acp_agent.acp.schema import SessionUpdate
+from acp_agent.acp.schema import SessionUpdate, UserMessageChunk
 from acp_agent.journal.events import Entry, TurnStart
 
 SPAN = 1 << 20
@@ -67,6 +68,11 @@ class Cursor:
         self._turn_starts: deque[int] = deque()
         """The journal seq of each turn the log holds, oldest first."""
 
+    @property
+    def holds_turns(self) -> bool:
+        """The log holds a turn (this process ran one): a reattach can resume inside it."""
+        return bool(self._turn_starts)
+
     def start_at(self, last_seq: int) -> None:
         """The session's journal ends at ``last_seq`` (at open): numbering goes on after it."""
         if last_seq > self.anchor:
@@ -98,21 +104,23 @@ class Cursor:
         self, replayed: Iterable[tuple[int, list[SessionUpdate]]], after: int
     ) -> Iterator[SessionUpdate]:
         """The updates whose seq is greater than ``after``: ``replayed`` (``(entry seq,
-        updates)`` of the journal, ``projection.replay_numbered``) up to the log, then the
-        log. Numbering goes on past everything replayed."""
+        updates)`` of the journal, ``replay_numbered``) up to the log, then the log. A prompt
+        is not echoed live, so inside the log a prompt's ``user_message_chunk``s come from the
+        journal, in their place. Numbering goes on past everything replayed."""
         log_from = self._turn_starts[0] if self._turn_starts and self.log else None
+        logged = list(self.log) if log_from is not None else []
+        in_log = {seq_of(update) // SPAN for update in logged}
+        prompts: list[SessionUpdate] = []
         for seq, updates in replayed:
-            if log_from is not None and seq >= log_from:
-                break
-            if seq * SPAN + len(updates) <= after:
-                continue
-            for update in self.numbered(seq, updates):
-                if seq_of(update) > after:
-                    yield update
+            numbered = self.numbered(seq, updates)
             if seq == self.anchor:
                 self.count = max(self.count, len(updates))
-        if log_from is not None:
-            yield from (update for update in list(self.log) if seq_of(update) > after)
+            if log_from is None or seq < log_from:
+                yield from (update for update in numbered if seq_of(update) > after)
+            elif seq not in in_log and all(isinstance(u, UserMessageChunk) for u in updates):
+                prompts.extend(update for update in numbered if seq_of(update) > after)
+        later = (update for update in logged if seq_of(update) > after)
+        yield from heapq.merge(later, prompts, key=seq_of)
 
 
 def replay_numbered(

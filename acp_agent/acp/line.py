@@ -46,6 +46,8 @@ class ClientLine:
         self._changed = anyio.Event()
         """Set (and replaced) whenever the line moves or is released."""
         self._held: list[tuple[str, object]] | None = None
+        self._in_flight: set[anyio.CancelScope] = set()
+        """The scopes of the requests waiting for an answer on the current connection."""
         self._high = -1
         """The greatest update ``seq`` sent on the current connection."""
 
@@ -58,6 +60,8 @@ class ClientLine:
         self.conn = conn
         self._high = -1
         self._held = [] if hold and conn is not None else None
+        for scope in self._in_flight:
+            scope.cancel()
         self._moved.set()
         self._moved = anyio.Event()
         self._wake()
@@ -99,19 +103,18 @@ class ClientLine:
 
     async def request(self, method: str, params: object, result_type: type[T]) -> T:
         """Sent on the connection attached now (waiting for one), and again on the next one
-        if the line moves before the answer."""
+        if the line moves before the answer (``attach`` cancels the wait: ``_in_flight``)."""
         while True:
             conn, moved = await self._live()
             with anyio.CancelScope() as scope:
-                async with anyio.create_task_group() as watch:
-                    watch.start_soon(_cancel_on, moved, scope)
-                    try:
-                        return await conn.request(method, params, result_type)
-                    except WireClosed:
-                        if not moved.is_set():
-                            await moved.wait()  # the connection went: wait for the next one
-                    finally:
-                        watch.cancel_scope.cancel()
+                self._in_flight.add(scope)
+                try:
+                    return await conn.request(method, params, result_type)
+                except WireClosed:
+                    if not moved.is_set():
+                        await moved.wait()  # the connection went: wait for the next one
+                finally:
+                    self._in_flight.discard(scope)
             log.info("client_request_sent_again", method=method)
 
     async def _live(self) -> tuple[Connection, anyio.Event]:
@@ -121,11 +124,6 @@ class ClientLine:
 
     def post_request(self, method: str, params: object) -> bool:
         return self.conn.post_request(method, params) if self.conn is not None else False
-
-
-async def _cancel_on(event: anyio.Event, scope: anyio.CancelScope) -> None:
-    await event.wait()
-    scope.cancel()
 
 
 Peer = Connection | ClientLine

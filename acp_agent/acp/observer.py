@@ -241,11 +241,10 @@ class AcpObserver:
                 await line.send_replay("session/update", block)
             else:
                 await line.notify_all("session/update", block)
-        if isinstance(line, ClientLine):
-            await line.release()
 
     async def attached(self) -> None:
-        """A client attached without a replay: what waited for it goes out (``ClientLine``)."""
+        """A client attached (after its answer): what waited for it goes out, its live updates
+        follow (``ClientLine.release``)."""
         if isinstance(self.conn, ClientLine):
             await self.conn.release()
 

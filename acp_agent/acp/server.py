@@ -256,10 +256,10 @@ class AgentServer:
         """The options and modes; with ``_meta.acp_agent`` when the session kept another cwd
         than the one asked for (``_kept_cwd``)."""
         result = SessionSetupResult(self._config_options(session), _modes(session))
-        kept = _kept_cwd(session, requested_cwd)
-        if kept is None:
+        ours = {**(_kept_cwd(session, requested_cwd) or {}), **_running(session)}
+        if not ours:
             return result
-        return {**msgspec.to_builtins(result), "_meta": {"acp_agent": kept}}
+        return {**msgspec.to_builtins(result), "_meta": {"acp_agent": ours}}
 
     def _config_options(self, session: AcpSession) -> list[SessionConfigSelect]:
         """Every config option of the session: the model (when offered), then the mode."""
@@ -304,6 +304,7 @@ class AgentServer:
         """Answer ``result``, then advertise the session's slash commands."""
 
         async def after() -> None:
+            await session.observer.attached()  # a reattach: the live updates follow the answer
             _warm_up(session, self.models.catalog)
             await _advertise_commands(session)
             await tell_fallback(session)
@@ -492,6 +493,16 @@ class _Setup(msgspec.Struct, frozen=True):
         await session.use_mcp_servers(self.servers)
         if self.prompt is not None:
             await session.set_prompt(self.prompt)
+
+
+def _running(session: AcpSession) -> dict[str, object]:
+    """``runningTurn: {turn}`` while a turn runs (docs/contract.md §13): this connection is
+    then sent its end, ``_acp_agent/turn_ended``."""
+    turn = session.observer.running_turn
+    if turn is None:
+        return {}
+    session.observer.announce_end = True
+    return {"runningTurn": {"turn": turn}}
 
 
 def after_seq(meta: JsonObject | None) -> int | None:

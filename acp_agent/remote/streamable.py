@@ -158,6 +158,12 @@ class Link:
             box = self.sessions[session_id] = Outbox(self)
         return box
 
+    def detached(self) -> bool:
+        """No stream of the connection is open: a load or resume of one of its sessions from
+        another connection takes it over (docs/contract.md §13)."""
+        boxes = (self.connection, *self.sessions.values())
+        return not self.gone.is_set() and not any(box.attached for box in boxes)
+
     def taken(self, size: int) -> None:
         self.buffered -= size
         self._room.set()
@@ -297,7 +303,7 @@ class Streamable:
 
     async def _serve_link(self, link: Link) -> None:
         try:
-            await self.hub.serve(link.read, link.write, f"http {link.id}")
+            await self.hub.serve(link.read, link.write, f"http {link.id}", link.detached)
         finally:
             link.drop("connection ended")
             del self.links[link.id]
