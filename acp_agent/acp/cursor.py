@@ -31,7 +31,6 @@ from typing import TypeVar
 
 import msgspec
 
-from acp_agent.acp import projection
 from acp_agent.acp.schema import SessionUpdate, UserMessageChunk
 from acp_agent.journal.events import Entry, TurnStart
 
@@ -121,19 +120,3 @@ class Cursor:
                 prompts.extend(update for update in numbered if seq_of(update) > after)
         later = (update for update in logged if seq_of(update) > after)
         yield from heapq.merge(later, prompts, key=seq_of)
-
-
-def replay_numbered(
-    entries: Iterable[Entry],
-    catalog: projection.ToolCatalog,
-    *,
-    compaction_updates: bool = False,
-    names: projection.ToolNames | None = None,
-) -> Iterator[tuple[int, list[SessionUpdate]]]:
-    """``projection.replay`` with each entry's seq (entries that project to nothing left out)."""
-    for entry in entries:
-        updates = projection.project(
-            entry, catalog, live=False, compaction_updates=compaction_updates, names=names
-        )
-        if updates:
-            yield entry.seq, updates

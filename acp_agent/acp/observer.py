@@ -20,7 +20,7 @@ from pathlib import Path
 import structlog
 
 from acp_agent.acp import projection
-from acp_agent.acp.cursor import Cursor, replay_numbered
+from acp_agent.acp.cursor import Cursor
 from acp_agent.acp.extensions import JournalErrorParams, TurnEndedParams
 from acp_agent.acp.line import ClientLine, Peer
 from acp_agent.acp.schema import (
@@ -230,7 +230,7 @@ class AcpObserver:
         same frames as one ``_update`` each, without a queue turn per frame); each block waits
         for room, as streamed updates do."""
         self.start_at(entries)
-        replayed = replay_numbered(
+        replayed = projection.replay_numbered(
             entries, self.catalog, compaction_updates=self.compaction_updates, names=self.names
         )
         wrap = partial(SessionNotification, self.session_id)

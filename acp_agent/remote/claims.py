@@ -13,6 +13,11 @@ journal. The journal lock (``journal/lock.py``, a ``flock`` per open) already ke
   cancelled, its sessions closed) is opened once that close is over, so a client that
   reconnects at once and loads its session gets it, not a refusal (``RELEASE_WAIT_S`` at most:
   the wait holds the loading connection's reader, like any ``session/load``).
+- with a detach grace (docs/contract.md §13), a session *parked* by a dropped connection
+  (``parking.py``), or held by a live connection that is *detached* (HTTP: no stream open), is
+  taken over at once by the ``session/load`` or ``session/resume`` of it (``_take_over``): this
+  registry adopts it (``Sessions.adopt``) and its ``ClientLine`` moves here, held until the
+  attach's replay and answer are sent.
 """
 
 from __future__ import annotations

@@ -9,8 +9,10 @@ the process's: the ``Door`` (models, hooks, prompt config, the state directory),
 
 Endings of one connection (``serve``):
 
-- the client went away (end of input, a broken wire): ``Ending.DROP``: its running turns are
-  cancelled (``turn/end`` reason ``cancelled``), its client terminals released, its sessions
+- the client went away (end of input, a broken wire): ``Ending.DROP``. With ``--detach-grace``
+  (``start``) its sessions that ran a turn are first parked (``parking.py``): their turns go
+  on, in the listener's task group, for a client to attach to (docs/contract.md §13). Else, and
+  for the rest: its running turns are cancelled (``turn/end`` reason ``cancelled``), its client terminals released, its sessions
   closed (journals flushed, locks released); they are loadable from any connection as soon as
   that is done (``claims.py``).
 - a signal: it stops reading, its running prompts are answered ``cancelled`` on it, it is

@@ -29,6 +29,7 @@ from tests.support.transcript import Transcript
 pytestmark = pytest.mark.subprocess
 
 JSON = {"Content-Type": "application/json"}
+SSE = "text/event-stream"
 
 
 def rpc(request_id: int | None, method: str, params: dict[str, Any]) -> dict[str, Any]:
@@ -201,3 +202,70 @@ async def test_delete_ends_the_connection_and_its_turn(
         assert stop(listener) == 0, listener.log_text()
     journal = check_journal(state_dir, sid, workspace)
     assert journal.end_reasons() == ["cancelled"]  # the dropped connection's turn
+
+
+async def test_a_detached_connection_is_taken_over_at_once(
+    tmp_path: Path, state_dir: Path, workspace: Path
+) -> None:
+    """§13 over HTTP: a connection with no stream open is detached; another connection's
+    ``session/resume`` takes its running session over at once (``runningTurn``), the old
+    connection's later requests for it are refused, the turn's end reaches the new one as
+    ``_acp_agent/turn_ended``, and ``DELETE`` ends the old connection."""
+    script = write_script(tmp_path / "s.jsonl", {"chunks": ["work"], "hang": True})
+    listener = start(script, state_dir, "--detach-grace", "60", scheme="http")
+    url = listener.url
+
+    async def connect(http: httpx.AsyncClient) -> dict[str, str]:
+        init = rpc(1, "initialize", {"protocolVersion": 1, "clientCapabilities": {}})
+        answer = await http.post(url, json=init, headers={**bearer(), **JSON})
+        return {"Acp-Connection-Id": answer.headers["Acp-Connection-Id"]}
+
+    def stream(http: httpx.AsyncClient, headers: dict[str, str]) -> Any:
+        return http.stream("GET", url, headers={**bearer(), **headers, "Accept": SSE})
+
+    async def post(http: httpx.AsyncClient, message: dict[str, Any], **headers: str) -> int:
+        sent = await http.post(url, json=message, headers={**bearer(), **JSON, **headers})
+        return sent.status_code
+
+    try:
+        async with httpx.AsyncClient(timeout=20) as http:
+            old = await connect(http)
+            async with stream(http, old) as connection_stream:
+                new = rpc(2, "session/new", {"cwd": str(workspace), "mcpServers": []})
+                await post(http, new, **old)
+                sid = (await anext(events(connection_stream)))["result"]["sessionId"]
+                old_session = {**old, "Acp-Session-Id": sid}
+                async with stream(http, old_session) as session_stream:
+                    updates = events(session_stream)
+                    await post(
+                        http, rpc(3, "session/prompt", prompt_params(sid, "go")), **old_session
+                    )
+                    while (await anext(updates)).get("params", {}).get("update", {}).get(
+                        "sessionUpdate"
+                    ) != "agent_message_chunk":
+                        pass
+            # no stream of the old connection is open: it is detached
+            fresh = await connect(http)
+            fresh_session = {**fresh, "Acp-Session-Id": sid}
+            resume = rpc(2, "session/resume", {"sessionId": sid, "cwd": str(workspace)})
+            async with stream(http, fresh_session) as session_stream:
+                messages = events(session_stream)
+                assert await post(http, resume, **fresh_session) == 202
+                with anyio.fail_after(10):
+                    while "id" not in (answer := await anext(messages)):
+                        pass
+                assert answer["result"]["_meta"]["acp_agent"]["runningTurn"] == {"turn": 1}
+                mode = {"sessionId": sid, "modeId": "read-only"}
+                assert await post(http, rpc(4, "session/set_mode", mode), **old_session) == 202
+                async with stream(http, old_session) as old_stream:
+                    refused = await anext(events(old_stream))
+                assert refused["id"] == 4 and "error" in refused  # the session is not its own
+                await post(http, rpc(None, "session/cancel", {"sessionId": sid}), **fresh_session)
+                with anyio.fail_after(10):
+                    while (ended := await anext(messages)).get("method") != "_acp_agent/turn_ended":
+                        pass
+                assert ended["params"] == {"sessionId": sid, "turn": 1, "stopReason": "cancelled"}
+            assert (await http.delete(url, headers={**bearer(), **old})).status_code == 202
+    finally:
+        assert stop(listener) == 0, listener.log_text()
+    assert check_journal(state_dir, sid, workspace).end_reasons() == ["cancelled"]
