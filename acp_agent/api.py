@@ -19,7 +19,8 @@ instead of one provider to offer the same model choices as a server. Refusals ar
 exceptions of ``acp_agent/session/errors.py`` (``UnknownSession``, ``SessionUnavailable`` …).
 
 Tools: sessions get ``read_file`` unless ``tools=`` says otherwise (``acp_agent.tools.registry
-.coding_tools()`` is the server's set). Writes and commands are decided by each session's
+.coding_tools()`` is the server's set; ``coding_tools(web_fetch=WebFetchSettings(allow_private=
+True))`` is the config file's ``[web_fetch]`` table, ``acp_agent/tools/web_settings.py``). Writes and commands are decided by each session's
 ``Permissions`` (``permissions=``; by default mode ``ask`` with nobody to ask, so they are refused).
 ``session.inject_workspace_instructions()`` injects ``AGENTS.md`` and friends as ``plugin`` context,
 as the server does for every new session.
@@ -46,6 +47,7 @@ from acp_agent.journal.writer import JournalHealth
 from acp_agent.model.base import ModelProvider
 from acp_agent.model.registry import ModelCatalog
 from acp_agent.model.script import ScriptModel
+from acp_agent.model.window import DEFAULT_CONTEXT_WINDOW
 from acp_agent.session.crossref import snapshot
 from acp_agent.session.errors import (
     BadSessionId,
@@ -70,7 +72,6 @@ from acp_agent.tools.base import Tool, ToolContext
 from acp_agent.tools.permissions import Mode, Permissions
 from acp_agent.tools.read_file import ReadFile
 from acp_agent.turn.admission import AdditionalContext, Admission, AllowAll
-from acp_agent.turn.compaction import DEFAULT_CONTEXT_WINDOW
 from acp_agent.turn.ports import SessionObserver
 from acp_agent.turn.toolrun import ToolHooks, ToolRunner
 from acp_agent.turn.vocabulary import Failed, Finished, Outcome, Placement, Refused, StopReason

@@ -39,6 +39,7 @@ from acp_agent.session.service import Sessions
 from acp_agent.session.system_prompt import PromptConfig
 from acp_agent.session.wiring import Wiring
 from acp_agent.startup_report import reporting
+from acp_agent.tools.web_settings import WebFetchSettings
 from acp_agent.transport.connection import ServeEnd
 
 log = structlog.get_logger("acp_agent.process")
@@ -59,6 +60,7 @@ class Door:
     models: ModelCatalog
     hooks: HookSet
     prompt: PromptConfig | None = None
+    web_fetch: WebFetchSettings | None = None
 
 
 async def serve_sessions(
@@ -85,7 +87,9 @@ async def serve_sessions(
     async with anyio.create_task_group() as tg:
         context_window = door.options.context_window
         runs_in = tg if outliving is None else outliving
-        wiring = acp_wiring(client, door.models, door.hooks, runs_in, context_window, door.prompt)
+        wiring = acp_wiring(
+            client, door.models, door.hooks, runs_in, context_window, door.prompt, door.web_fetch
+        )
         sessions = served.sessions = make_sessions(runs_in, wiring)
         server = AgentServer(client, sessions, door.models)
         end = await _read(served, server)

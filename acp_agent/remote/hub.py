@@ -44,6 +44,7 @@ from acp_agent.remote.parking import Parking
 from acp_agent.session.service import Sessions
 from acp_agent.session.system_prompt import PromptConfig
 from acp_agent.session.wiring import Wiring
+from acp_agent.tools.web_settings import WebFetchSettings
 from acp_agent.transport.connection import Connection
 from acp_agent.transport.framing import ByteSink, ByteSource
 from acp_agent.transport.prelude import EarlySignals, no_early_signals
@@ -61,11 +62,12 @@ class Hub:
         models: ModelCatalog,
         hooks: HookSet,
         prompt: PromptConfig | None,
+        web_fetch: WebFetchSettings | None = None,
         detach_grace: float = 0.0,
     ) -> None:
         self.options = options
         self.models = models
-        self.door = Door(options, models, hooks, prompt)
+        self.door = Door(options, models, hooks, prompt, web_fetch)
         self.life = Life()
         self.claims = Claims()
         self.detach_grace = detach_grace

@@ -1,4 +1,4 @@
-"""Slash commands: what a prompt whose text starts with ``/<name>`` asks for.
+r"""Slash commands: the words, and the one parser of a prompt whose text starts with ``/<name>``.
 
 A prompt is a command when all its blocks are text and the text, stripped, starts with
 ``/<name>`` followed by the end or whitespace; ``REST`` is what follows, stripped. The
@@ -6,15 +6,17 @@ vocabulary (``BUILT_IN``, advertised to ACP clients in this order, then the sess
 
 | command | served by | model request |
 |---|---|---|
-| ``/compact [instructions]`` | the actor (``compaction.py``) | the summary |
+| ``/compact [instructions]`` | a compaction (``turn/compaction.py``), queued like a prompt | the summary |
 | ``/init [notes]`` | a normal turn whose prompt is ``INIT_INSTRUCTION`` | yes |
 | ``/review [focus]`` | a read-only turn: the working tree's diff as context, then ``REVIEW_INSTRUCTION`` | yes, unless there is nothing to review |
 | ``/status`` | the agent, from the session's state (an agent message, not journaled) | no |
+| ``/export [html\|md]`` | the agent: the history so far as one file under the state dir (``export.py``); the answer names it | no |
 | ``/model NAME``, ``/mode NAME`` | the config options (same effect and notifications) | no |
 | ``/<skill> REST`` | a normal turn: the skill's body as context, then ``REST`` | yes |
 
 A name that is neither a built-in nor a skill is no command: the prompt goes to the model as
-typed. The wire-facing dispatch is ``acp/commands.py``; this module knows the words only.
+typed. What each command does is ``dispatch.py``'s, for every door alike; this module knows the
+words only.
 """
 
 from __future__ import annotations
@@ -28,7 +30,6 @@ import msgspec
 
 from acp_agent.commands.skills import Skill
 from acp_agent.content import ContentBlock, TextContent
-from acp_agent.turn.compaction import COMMANDS as COMPACTION_COMMANDS, SlashCommand
 
 
 class Command(StrEnum):
@@ -36,12 +37,25 @@ class Command(StrEnum):
     INIT = "init"
     REVIEW = "review"
     STATUS = "status"
+    EXPORT = "export"
     MODEL = "model"
     MODE = "mode"
 
 
+class SlashCommand(msgspec.Struct, frozen=True):
+    """A command as a client lists it (ACP ``available_commands_update``)."""
+
+    name: str
+    description: str
+    hint: str
+
+
 BUILT_IN: Final = (
-    *COMPACTION_COMMANDS,
+    SlashCommand(
+        Command.COMPACT,
+        "Summarize older history to free context; recent turns are kept verbatim",
+        "optional instructions for the summary",
+    ),
     SlashCommand(
         Command.INIT,
         "Survey the workspace and write an AGENTS.md for it (edits ask as the mode says)",
@@ -56,6 +70,11 @@ BUILT_IN: Final = (
         Command.STATUS,
         "Show the session's model, mode, thinking level, context and token use (no model call)",
         "",
+    ),
+    SlashCommand(
+        Command.EXPORT,
+        "Write the session so far as one self-contained HTML page (or Markdown); names the file",
+        "html (the default) or md",
     ),
     SlashCommand(Command.MODEL, "Switch the session's model", "model id (empty: list them)"),
     SlashCommand(Command.MODE, "Switch the session's mode", "mode id (empty: list them)"),
@@ -96,6 +115,14 @@ def parse_invocation(content: Sequence[ContentBlock]) -> Invocation | None:
         return None
     name, rest = match.group(1), match.group(2) or ""
     return Invocation(name, rest.strip())
+
+
+def compact_instructions(content: Sequence[ContentBlock]) -> str | None:
+    """The instructions of a ``/compact`` prompt (``""`` for none); None for any other prompt."""
+    invocation = parse_invocation(content)
+    return (
+        invocation.rest if invocation is not None and invocation.name == Command.COMPACT else None
+    )
 
 
 def with_notes(instruction: str, rest: str) -> list[ContentBlock]:
