@@ -8,8 +8,10 @@ text and thought chunks, tool progress, usage, notes). So ``seq`` grows with the
 distinct for every update, streamed chunks included, and the journal bounds it.
 
 Replay (``numbered``) gives the updates of entry ``E`` the numbers ``E * SPAN + 1 ..``, as the
-live ``appended(E)`` did; it cannot give a streamed chunk its live number (the journal keeps
-the finished message, not its deltas), so a reattaching client gets those from the ``log``:
+live ``appended(E)`` did, and a finished message's text and thought (streamed live as chunks
+numbered under the entry before) the numbers just below ``E * SPAN``. It cannot give a streamed
+chunk its live number (the journal keeps the finished message, not its deltas), so a
+reattaching client gets those from the ``log``:
 with ``keep_log`` (a listener with a detach grace) every update sent from the start of the
 last ``LOG_TURNS`` turns on is kept, as sent. ``since(entries, after)`` is then the journal's
 replay of the entries before the log, then the log, each filtered to ``seq > after``:
@@ -31,13 +33,21 @@ from typing import TypeVar
 
 import msgspec
 
-from acp_agent.acp.schema import SessionUpdate, UserMessageChunk
+from acp_agent.acp.schema import (
+    AgentMessageChunk,
+    AgentThoughtChunk,
+    SessionUpdate,
+    UserMessageChunk,
+)
 from acp_agent.journal.events import Entry, TurnStart
 
 SPAN = 1 << 20
 """Numbers per journal entry: an entry and what streams until the next one take fewer."""
 LOG_TURNS = 2
 """Turns whose updates ``keep_log`` keeps: the running one and the one before."""
+
+STREAMED = (AgentMessageChunk, AgentThoughtChunk)
+"""What a live turn streams before its message is an entry."""
 
 U = TypeVar("U", bound=SessionUpdate)
 
@@ -54,6 +64,19 @@ def seq_of(update: SessionUpdate) -> int:
     ours = (update.meta or {}).get("acp_agent")
     seq = ours.get("seq") if isinstance(ours, dict) else None
     return seq if isinstance(seq, int) else -1
+
+
+def numbers(seq: int, updates: list[SessionUpdate]) -> list[int]:
+    """The numbers of entry ``seq``'s replayed ``updates``. What live projection sends of the
+    entry is numbered ``seq * SPAN + 1 ..``; a message's text and thought, streamed live before
+    the entry existed (numbered under the entry before), lead its replayed updates and take the
+    numbers just below ``seq * SPAN``: so every update that live and replay both send has the
+    same number in both."""
+    lead = 0
+    while lead < len(updates) and isinstance(updates[lead], STREAMED):
+        lead += 1
+    below = [seq * SPAN - lead + i for i in range(lead)]
+    return below + [seq * SPAN + i for i in range(1, len(updates) - lead + 1)]
 
 
 class Cursor:
@@ -96,8 +119,9 @@ class Cursor:
         return sent
 
     def numbered(self, seq: int, updates: list[SessionUpdate]) -> list[SessionUpdate]:
-        """An entry's replayed updates, numbered as ``appended`` numbered them live."""
-        return [stamped(update, seq * SPAN + i) for i, update in enumerate(updates, 1)]
+        """An entry's replayed updates, numbered as ``appended`` numbered them live
+        (``numbers``)."""
+        return [stamped(u, n) for u, n in zip(updates, numbers(seq, updates), strict=True)]
 
     def since(
         self, replayed: Iterable[tuple[int, list[SessionUpdate]]], after: int
@@ -112,8 +136,8 @@ class Cursor:
         prompts: list[SessionUpdate] = []
         for seq, updates in replayed:
             numbered = self.numbered(seq, updates)
-            if seq == self.anchor:
-                self.count = max(self.count, len(updates))
+            if seq == self.anchor and numbered:
+                self.count = max(self.count, seq_of(numbered[-1]) - seq * SPAN)
             if log_from is None or seq < log_from:
                 yield from (update for update in numbered if seq_of(update) > after)
             elif seq not in in_log and all(isinstance(u, UserMessageChunk) for u in updates):

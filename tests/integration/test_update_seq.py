@@ -90,6 +90,19 @@ def test_seq_on_every_update_and_replay(
     assert replay_numbers == sorted(set(replay_numbers))
     # a replayed update of an entry has the number its live update had
     assert after in replay_numbers
+
+    def key(frame: JsonObject) -> tuple[str, str, str]:
+        update = frame["params"]["update"]
+        return update["sessionUpdate"], update.get("toolCallId", ""), update.get("status", "")
+
+    live_tools = {key(f): seq(f) for f in live if key(f)[1]}
+    replayed_tools = {key(f): seq(f) for f in replayed if key(f)[1]}
+    assert replayed_tools and all(live_tools[k] == n for k, n in replayed_tools.items())
+    # the message streamed as chunks replays as one, numbered after those chunks
+    message = next(
+        f for f in replayed if f["params"]["update"]["sessionUpdate"] == "agent_message_chunk"
+    )
+    assert seq(message) > max(seq(c) for c in chunks)
     resumed = updates_between(frames, 2, 3)
     assert resumed, "the resume replays what came after afterSeq"
     assert all(seq(f) > after for f in resumed)
