@@ -56,6 +56,7 @@ from acp_agent.journal.events import (
     TurnStart,
 )
 from acp_agent.model.base import Usage
+from acp_agent.permissions.book import RuleBook
 from acp_agent.tools.base import ToolContext
 from acp_agent.tools.permissions import Permissions
 from acp_agent.transport.connection import Connection
@@ -255,9 +256,13 @@ class AcpClient:
     and the capabilities its ``initialize`` advertised (until then, none). Builds each session's
     observer and its tools' view of the client."""
 
-    def __init__(self, conn: Connection, *, keep_log: bool = False) -> None:
+    def __init__(
+        self, conn: Connection, rules: RuleBook | None = None, *, keep_log: bool = False
+    ) -> None:
         self.conn = conn
         self.capabilities = ClientCapabilities()
+        self.rules = rules or RuleBook()
+        """The permission rules of the process (config, and the state dir's project rules)."""
         self.keep_log = keep_log
         """Each session keeps what its last turns sent, and speaks through a ``ClientLine``
         that can move to another connection: for a client that reattaches (§13)."""
@@ -304,7 +309,11 @@ class AcpClient:
             writer=AcpClientWriter(conn, sid) if caps.fs.write_text_file else None,
             terminals=AcpTerminals(conn, sid) if caps.terminal else None,
             progress=AcpToolProgress(conn, sid, Cursor(keep_log=self.keep_log)),
-            permissions=Permissions(asker=AcpPermissionAsker(conn, sid), session_id=sid),
+            permissions=Permissions(
+                asker=AcpPermissionAsker(conn, sid),
+                session_id=sid,
+                rules=self.rules.for_session(header.cwd),
+            ),
             elicitation=AcpElicitation(conn, sid) if caps.elicitation_form else None,
         )
 

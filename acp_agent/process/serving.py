@@ -34,6 +34,8 @@ from acp_agent.acp.wiring import acp_wiring
 from acp_agent.hooks.bridge import HookSet
 from acp_agent.model.registry import ModelCatalog
 from acp_agent.options import Options
+from acp_agent.permissions.book import RuleBook
+from acp_agent.permissions.rules import Rule
 from acp_agent.process.life import SIGNAL_GRACE_S, Life, Served
 from acp_agent.session.service import Sessions
 from acp_agent.session.system_prompt import PromptConfig
@@ -61,6 +63,12 @@ class Door:
     hooks: HookSet
     prompt: PromptConfig | None = None
     web_fetch: WebFetchSettings | None = None
+    rules: tuple[Rule, ...] = ()
+    """The config file's ``[permissions]`` rules."""
+
+    def rule_book(self) -> RuleBook:
+        """The rules of every session: the config's, and the projects' under the state dir."""
+        return RuleBook(self.rules, self.options.state_dir, self.options.config)
 
 
 async def serve_sessions(
@@ -81,7 +89,7 @@ async def serve_sessions(
     ``on_input_end`` parks its running sessions), each speaking through its own line
     (``acp/line.py``); else the connection's own."""
     conn = served.conn
-    client = AcpClient(conn, keep_log=outliving is not None)
+    client = AcpClient(conn, door.rule_book(), keep_log=outliving is not None)
     if initialized is not None:
         client.capabilities = initialized.client_capabilities
     async with anyio.create_task_group() as tg:

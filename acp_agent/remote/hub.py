@@ -37,6 +37,7 @@ from acp_agent.acp.observer import AcpObserver
 from acp_agent.hooks.bridge import HookSet
 from acp_agent.model.registry import ModelCatalog
 from acp_agent.options import Options
+from acp_agent.permissions.rules import Rule
 from acp_agent.process.life import Life
 from acp_agent.process.serving import Door, Ending, serve_sessions
 from acp_agent.remote.claims import Claims, ConnectionSessions, Holder
@@ -63,11 +64,12 @@ class Hub:
         hooks: HookSet,
         prompt: PromptConfig | None,
         web_fetch: WebFetchSettings | None = None,
+        rules: tuple[Rule, ...] = (),
         detach_grace: float = 0.0,
     ) -> None:
         self.options = options
         self.models = models
-        self.door = Door(options, models, hooks, prompt, web_fetch)
+        self.door = Door(options, models, hooks, prompt, web_fetch, rules)
         self.life = Life()
         self.claims = Claims()
         self.detach_grace = detach_grace
