@@ -107,6 +107,7 @@ def extension_methods() -> Schema:
         "WhenIdleParams",
         "WhenIdleResult",
         "JournalErrorParams",
+        "TurnEndedParams",
         "RewindParams",
         "RewindResult",
     ]
@@ -118,6 +119,7 @@ def extension_methods() -> Schema:
         "_session/steering": {"params": "SteerParams", "result": "SteerResult"},
         "_acp_agent/when_idle": {"params": "WhenIdleParams", "result": "WhenIdleResult"},
         "_acp_agent/journal_error": {"params": "JournalErrorParams", "notification": True},
+        "_acp_agent/turn_ended": {"params": "TurnEndedParams", "notification": True},
         "_acp_agent/rewind": {"params": "RewindParams", "result": "RewindResult"},
     }
     body = {

@@ -64,6 +64,15 @@ class JournalErrorParams(msgspec.Struct, frozen=True, rename="camel"):
     unflushed: int
 
 
+class TurnEndedParams(msgspec.Struct, frozen=True, rename="camel"):
+    """The ``_acp_agent/turn_ended`` notification (agent → client): the end of a turn that was
+    running when this connection attached to its session (docs/contract.md §13)."""
+
+    session_id: str
+    turn: int
+    stop_reason: str
+
+
 class RewindParams(msgspec.Struct, frozen=True, rename="camel"):
     """``_acp_agent/rewind``: fork ``sessionId`` just before turn ``toTurn`` (1, 2, …);
     ``restoreFiles``: also put the files turns ``toTurn`` on changed back as they were before it

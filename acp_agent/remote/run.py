@@ -53,5 +53,6 @@ def run_listen(options: Options, args: argparse.Namespace) -> int:
         setup.prompt,
         setup.web_fetch,
         setup.rules(options),
+        listen.detach_grace,
     )
     return finish(anyio.run(listen_and_serve, hub, listen, sock, latch.take))

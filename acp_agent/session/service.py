@@ -666,6 +666,18 @@ class Sessions(Generic[Obs]):
         if not self.in_memory(session_id):
             await anyio.to_thread.run_sync(existing_dir, self.state_dir, session_id)
 
+    def hand_over(self, session: Session[Obs]) -> None:
+        """Let ``session`` go without closing it, for another registry to ``adopt``: a running
+        session whose client went, which another connection attaches to (docs/remote.md)."""
+        if self._open.get(session.id) is session:
+            del self._open[session.id]
+
+    def adopt(self, session: Session[Obs]) -> None:
+        """Take ``session`` (``hand_over`` by another registry over the same state directory):
+        it is this registry's from now on, to drive and to close."""
+        self._open[session.id] = session
+        session._sessions = self
+
     async def cancel_all(self) -> None:
         """Cancel every session's work: the open ones and those whose close still waits for it."""
         waiting = [c.session for c in self._closing.values() if not c.releasing]

@@ -24,6 +24,7 @@ from tests.integration.support import (
 from tests.support.acp_schema import JsonObject
 from tests.support.recording import RecordedAgent, RecordingClient, recorded_agent
 from tests.support.requests import read_requests
+from tests.support.transcript import without_seq
 from tests.tools.support import HoldingClient, TerminalClient, call, finals, group_gone, script
 
 pytestmark = pytest.mark.subprocess
@@ -306,7 +307,8 @@ async def test_the_plan_is_sent_and_replayed_with_the_diffs(
     ) as agent:
         sid = await agent.handshake(workspace)
         await agent.prompt_text(sid, "plan")
-        live = [u for u in agent.transcript.session_updates(sid) if u["sessionUpdate"] == "plan"]
+        updates = agent.transcript.session_updates(sid)
+        live = [without_seq(u) for u in updates if u["sessionUpdate"] == "plan"]
         live_final = finals(turn_updates(agent, sid, "plan"))
     assert live == [
         {
@@ -321,7 +323,7 @@ async def test_the_plan_is_sent_and_replayed_with_the_diffs(
         await agent.conn.initialize(protocol_version=1, client_capabilities=None)
         await agent.conn.load_session(cwd=str(workspace), session_id=sid, mcp_servers=[])
         replayed = agent.transcript.session_updates(sid)
-    assert [u for u in replayed if u["sessionUpdate"] == "plan"] == live
+    assert [without_seq(u) for u in replayed if u["sessionUpdate"] == "plan"] == live
     assert [u for u in replayed if u.get("status") in ("completed", "failed")] == live_final
 
 
