@@ -1,13 +1,16 @@
 """``acp-agent journal ...``: journal tools for people and scripts.
 
-``list``, ``show``, ``query`` and ``check`` only read: they take no session lock and write
+Every action works on the state dir's journal store (``--journal-store``: files, or PostgreSQL;
+``journal/store.py``). ``list``, ``show``, ``query`` and ``check`` only read: they take no session lock and write
 nothing, so they are safe on a session a server is running (they see what is on disk). A damaged
 tail is reported on stderr and left out, as the session's next open would move it aside.
 ``fork`` creates a new session (``session/fork.py``) and prints its id.
 
 Output is for people by default and JSON lines with ``--json``: ``show`` and ``query`` then print
 the journal's own lines byte for byte (envelope and checksum as written), ``list`` the objects
-``session/list`` returns.
+``session/list`` returns. The readable form shows every control character of what it prints
+(titles, paths, previews) as ``\\xNN`` (``controls.py``): text a model, a client or a repository
+wrote cannot drive the user's terminal.
 
 Exit codes: 0 done; 1 the journal is damaged (``check``: or breaks the invariant); 2 a usage
 error — an invalid or unknown session id, a seq that is no fork point (argparse exits 2 on bad
@@ -31,8 +34,10 @@ import msgspec
 
 from acp_agent import logs
 from acp_agent.acp.schema import SessionInfo
+from acp_agent.config_file import ConfigError, read_config_file
 from acp_agent.content import plain_text
-from acp_agent.journal.errors import JournalError
+from acp_agent.controls import escaped_controls
+from acp_agent.journal.errors import JournalError, JournalNotFound
 from acp_agent.journal.events import (
     AgentError,
     AssistantMessage,
@@ -51,11 +56,14 @@ from acp_agent.journal.events import (
     UserMessage,
     source_kind,
 )
-from acp_agent.journal.invariant import check_file
-from acp_agent.journal.paths import InvalidSessionId, journal_path, session_dir
+from acp_agent.journal.invariant import Violation, check_journal
+from acp_agent.journal.paths import SESSIONS_DIR, InvalidSessionId, journal_path, session_dir
 from acp_agent.journal.reader import parse_journal
+from acp_agent.journal.store import journal_store
+from acp_agent.journal.store_choice import choose_store
 from acp_agent.journal.turns import enclosing_turns
 from acp_agent.options import Options
+from acp_agent.progress import progress
 from acp_agent.session.catalog import all_summaries
 from acp_agent.session.errors import ForkRefused
 from acp_agent.session.fork import fork_session
@@ -71,6 +79,12 @@ class UsageError(Exception):
 
 def run_journal_command(args: argparse.Namespace, options: Options) -> int:
     logs.configure(options.log_level, options.log_file)
+    try:
+        config = read_config_file(options.config)
+        choose_store(options.state_dir, options.journal_store, config, options.config)
+    except ConfigError as exc:
+        logs.shutdown()
+        return _fail(str(exc), 2)
     try:
         return _run(JOURNAL_COMMANDS[args.journal_command], args, options)
     finally:
@@ -99,12 +113,16 @@ def _fail(message: str, code: int) -> int:
 
 
 def _existing_session(state_dir: Path, session_id: str) -> Path:
+    """The session's directory; ``UsageError`` when its store (``journal/store.py``) has no
+    such session. A file journal's directory alone counts, as it always did."""
     try:
         directory = session_dir(state_dir, session_id)
     except InvalidSessionId as exc:
         raise UsageError(str(exc)) from exc
-    if not directory.is_dir():
-        raise UsageError(f"no session {session_id!r} under {state_dir}")
+    store = journal_store(state_dir)
+    if not (store.exists(session_id) if store.shared else directory.is_dir()):
+        where = store.label if store.shared else str(state_dir)
+        raise UsageError(f"no session {session_id!r} under {where}")
     return directory
 
 
@@ -112,13 +130,52 @@ def _existing_session(state_dir: Path, session_id: str) -> Path:
 
 
 def _check(args: argparse.Namespace, options: Options) -> int:
-    session_id = args.session_id
-    violations = check_file(_existing_session(options.state_dir, session_id))
+    if args.session_id is not None:
+        return _check_one(args.session_id, _existing_session(options.state_dir, args.session_id))
+    sessions = _every_session(options.state_dir)
+    failed = 0
+    with progress("check", len(sessions), unit="session", long_from=2) as bar:
+        for session_id, directory in sessions:
+            bar.describe(session_id)
+            failed += _check_one(session_id, directory)
+            bar.advance()
+    if not sessions:
+        print(f"no session under {options.state_dir}")
+    return 1 if failed else 0
+
+
+def _check_one(session_id: str, directory: Path) -> int:
+    try:
+        data = journal_store(directory.parent.parent).read(session_id)
+        violations = check_journal(data, journal_path(directory))
+    except (JournalNotFound, OSError) as exc:
+        violations = [Violation(None, f"cannot read journal: {exc}")]
     for violation in violations:
         print(f"{session_id}: {violation}")
     if not violations:
         print(f"{session_id}: ok")
     return 1 if violations else 0
+
+
+def _every_session(state_dir: Path) -> list[tuple[str, Path]]:
+    """Every session directory under ``state_dir`` (by id), whatever its journal holds; of a
+    shared store (PostgreSQL), every session it holds."""
+    store = journal_store(state_dir)
+    if store.shared:
+        ids = sorted(s.session_id for s in store.sessions())
+        return [(name, session_dir(state_dir, name)) for name in ids]
+    root = state_dir / SESSIONS_DIR
+    try:
+        names = sorted(entry.name for entry in root.iterdir() if entry.is_dir())
+    except FileNotFoundError:
+        return []
+    found = []
+    for name in names:
+        try:
+            found.append((name, session_dir(state_dir, name)))
+        except InvalidSessionId:
+            continue  # not a session directory of ours
+    return found
 
 
 # -- list -----------------------------------------------------------------------------------------
@@ -132,7 +189,8 @@ def _list(args: argparse.Namespace, options: Options) -> int:
             info = SessionInfo(item.session_id, item.cwd, item.title, item.updated_at)
             sys.stdout.buffer.write(_encoder.encode(info) + b"\n")
         else:
-            print(f"{item.session_id}  {item.updated_at}  {item.cwd}  {item.title or '-'}")
+            row = f"{item.session_id}  {item.updated_at}  {item.cwd}  {item.title or '-'}"
+            print(escaped_controls(row))
     return 0
 
 
@@ -150,7 +208,7 @@ class _Journal:
 
 def _read(state_dir: Path, session_id: str) -> _Journal:
     path = journal_path(_existing_session(state_dir, session_id))
-    data = path.read_bytes()
+    data = journal_store(state_dir).read(session_id)
     parsed = parse_journal(data, path=path)
     if parsed.tail is not None:
         tail = parsed.tail
@@ -221,7 +279,7 @@ def _describe_header(header: SessionHeader, events: int) -> str:
     if header.parent is not None:
         rows.append(f"parent  {header.parent.session_id} at seq {header.parent.seq}")
     rows.append(f"events  {events}")
-    return "\n".join(rows)
+    return "\n".join(escaped_controls(row) for row in rows)
 
 
 def _print_rows(
@@ -232,7 +290,7 @@ def _print_rows(
         entry = entries[i]
         where = _coordinates(entry.event, turns[i])
         row = f"{entry.seq:>6}  {_time(entry.time)}  {entry.type:<18} {where:<15} "
-        print((row + _summary(entry.event)).rstrip())
+        print(escaped_controls((row + _summary(entry.event)).rstrip()))
 
 
 def _time(ms: int) -> str:
@@ -292,6 +350,30 @@ def _clip(text: str) -> str:
     return line if len(line) <= PREVIEW_CHARS else line[: PREVIEW_CHARS - 1] + "…"
 
 
+# -- export -------------------------------------------------------------------------------------
+
+
+def _export(args: argparse.Namespace, options: Options) -> int:
+    """The session as one HTML page (or Markdown): to ``-o FILE``, else to stdout."""
+    from acp_agent.export import Format, export_text
+    from acp_agent.session.catalog import read_title
+
+    journal = _read(options.state_dir, args.session_id)
+    title = read_title(_existing_session(options.state_dir, args.session_id))
+    fmt = Format(args.format)
+    text = export_text(journal.header, journal.entries, fmt, title=title)
+    data = text.encode("utf-8", "replace")
+    if args.output is None or str(args.output) == "-":
+        sys.stdout.buffer.write(data)
+        return 0
+    try:
+        args.output.write_bytes(data)
+    except OSError as exc:
+        raise UsageError(f"cannot write {args.output}: {exc.strerror or exc}") from exc
+    print(f"{args.session_id}: wrote {args.output}", file=sys.stderr)
+    return 0
+
+
 # -- fork -----------------------------------------------------------------------------------------
 
 
@@ -348,5 +430,6 @@ JOURNAL_COMMANDS: dict[str, Command] = {
     "show": _show,
     "query": _query,
     "fork": _fork,
+    "export": _export,
     "compact": _compact,
 }

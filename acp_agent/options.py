@@ -24,6 +24,8 @@ class Options(msgspec.Struct, frozen=True):
     context_window: int = DEFAULT_CONTEXT_WINDOW
     context_window_set: bool = False
     """``--context-window`` (or its variable) was given: a ``gguf:`` model's ``n_ctx`` too."""
+    journal_store: str | None = None
+    """``--journal-store``: ``file`` or a ``postgresql://`` URL; ``None``: the config's, else files."""
 
 
 def add_server_options(parser: argparse.ArgumentParser) -> None:
@@ -41,6 +43,14 @@ def add_server_options(parser: argparse.ArgumentParser) -> None:
         default=env("ACP_AGENT_STATE_DIR"),
         metavar="DIR",
         help="root of durable state (env ACP_AGENT_STATE_DIR)",
+    )
+    parser.add_argument(
+        "--journal-store",
+        default=env("ACP_AGENT_JOURNAL_STORE"),
+        metavar="URL",
+        help="where journals live: 'file' (the state dir, the default) or a libpq URI "
+        "postgresql://... shared by several processes and hosts; needs the postgres extra "
+        "(env ACP_AGENT_JOURNAL_STORE; config [journal] store)",
     )
     parser.add_argument(
         "--config",
@@ -94,4 +104,5 @@ def options_from(args: argparse.Namespace) -> Options:
         max_line_bytes=args.max_line_bytes,
         context_window=args.context_window or DEFAULT_CONTEXT_WINDOW,
         context_window_set=args.context_window is not None,
+        journal_store=args.journal_store or None,
     )

@@ -22,12 +22,15 @@ import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 
+from acp_agent.progress import progress
 from bench import lab as lab_module
 from bench.cases import (
     cancel,
+    checkpoints,
     first_token,
     inject,
     memory,
+    postgres,
     remote,
     replay,
     request,
@@ -63,7 +66,9 @@ CASES: dict[str, Case] = {
     "first_token": first_token.run,
     "remote": remote.run,
     "startup": startup.run,
+    "postgres": postgres.run,
     "search": search.run,
+    "checkpoints": checkpoints.run,
 }
 ORDER = [
     "inject",
@@ -76,7 +81,9 @@ ORDER = [
     "request",
     "first_token",
     "remote",
+    "postgres",
     "search",
+    "checkpoints",
 ]
 KEY_ORDER = [
     "inject_durable_p50",
@@ -110,7 +117,10 @@ KEY_ORDER = [
     "first_token_typing",
     "remote_ws_round_trip",
     "remote_ws_stream",
+    "postgres_inject_durable_p50",
+    "postgres_load_small",
     "search_100k",
+    "checkpoint_run_command",
 ]
 
 
@@ -134,11 +144,14 @@ def order(figures: list[Figure]) -> list[Figure]:
 
 async def run_cases(lab: Lab, sizes: Sizes, names: list[str]) -> list[Figure]:
     figures: list[Figure] = []
-    for name in names:
-        started = time.perf_counter()
-        got = await CASES[name](lab, sizes)
-        print(f"bench: {name}: {time.perf_counter() - started:.1f} s", file=sys.stderr, flush=True)
-        figures += got
+    with progress("bench", len(names), unit="case", long_from=2) as bar:
+        for name in names:
+            bar.describe(name)
+            started = time.perf_counter()
+            got = await CASES[name](lab, sizes)
+            bar.note(f"bench: {name}: {time.perf_counter() - started:.1f} s")
+            bar.advance()
+            figures += got
     return figures
 
 

@@ -29,11 +29,18 @@ FLOORS: tuple[tuple[str, ...], ...] = (
         "acp_agent.content",
         "acp_agent.config_file",
         "acp_agent.logs",
+        "acp_agent.progress",
+        "acp_agent.safegit",
+        "acp_agent.controls",
+        "acp_agent.images",
     ),
     # the journal and the wire, knowing nothing of sessions
     ("acp_agent.journal", "acp_agent.transport"),
-    ("acp_agent.model",),
-    ("acp_agent.tools",),
+    ("acp_agent.model", "acp_agent.checkpoints"),
+    # permission rules: patterns, the shell parser, the project store
+    ("acp_agent.permissions",),
+    # the coding tools; a journal as a transcript people read (export/ shows tools' diffs)
+    ("acp_agent.tools", "acp_agent.export"),
     ("acp_agent.mcp",),
     # the turn engine: the pure machine, its actor and their ports
     ("acp_agent.turn",),

@@ -64,11 +64,24 @@ class JournalErrorParams(msgspec.Struct, frozen=True, rename="camel"):
     unflushed: int
 
 
+class TurnEndedParams(msgspec.Struct, frozen=True, rename="camel"):
+    """The ``_acp_agent/turn_ended`` notification (agent → client): the end of a turn that was
+    running when this connection attached to its session (docs/contract.md §13)."""
+
+    session_id: str
+    turn: int
+    stop_reason: str
+
+
 class RewindParams(msgspec.Struct, frozen=True, rename="camel"):
-    """``_acp_agent/rewind``: fork ``sessionId`` just before turn ``toTurn`` (1, 2, …)."""
+    """``_acp_agent/rewind``: fork ``sessionId`` just before turn ``toTurn`` (1, 2, …);
+    ``restoreFiles``: also put the files turns ``toTurn`` on changed back as they were before it
+    (``force``: even those someone changed since the agent wrote them)."""
 
     session_id: str
     to_turn: int
+    restore_files: bool = False
+    force: bool = False
     meta: JsonObject | None = msgspec.field(default=None, name="_meta")
 
 

@@ -7,8 +7,9 @@
 | ``SessionIdInUse`` | -32602 | ``sessionId`` |
 | ``ForkRefused`` | -32602 | ``sessionId``, ``seq`` |
 | ``RewindRefused`` | -32602 | ``path``: ``$.toTurn``, ``sessionId``, ``toTurn`` |
+| ``FilesChanged`` | -32602 | ``reason``: ``files_changed``, ``files`` (relative to the cwd), ``sessionId`` |
 | ``SessionBusy`` | -32602 | ``reason``: ``session_busy``, ``sessionId`` |
-| ``SessionUnavailable`` | -32603 | ``reason`` (``journal_locked`` / ``journal_unreadable`` / ``too_many_open_files``), ``sessionId``; locked: ``holderPid`` (``null`` if unreadable) |
+| ``SessionUnavailable`` | -32603 | ``reason`` (``journal_locked`` / ``journal_unreadable`` / ``too_many_open_files`` / ``store_unreachable`` / ``taken_over``), ``sessionId``; locked: ``holderPid`` (``null`` if unreadable) |
 | ``UnknownModel`` | -32602 | ``path``: ``$.value`` |
 | ``ModelKeyMissing`` | -32000 auth required | ``authMethodId``, ``env`` |
 
@@ -27,6 +28,7 @@ from acp_agent.errors import (
 )
 from acp_agent.session.errors import (
     BadSessionId,
+    FilesChanged,
     ForkRefused,
     IdRole,
     ModelKeyMissing,
@@ -57,6 +59,10 @@ def wire_error(exc: SessionError) -> RpcError:
             return InvalidParams(message, {"sessionId": sid, "seq": seq})
         case RewindRefused(session_id=sid, to_turn=to_turn):
             return InvalidParams(message, {"path": "$.toTurn", "sessionId": sid, "toTurn": to_turn})
+        case FilesChanged(session_id=sid, files=files):
+            return InvalidParams(
+                message, {"reason": "files_changed", "files": files, "sessionId": sid}
+            )
         case SessionUnavailable(session_id=sid):
             data: dict[str, object] = {"reason": exc.reason, "sessionId": sid}
             if exc.reason == "journal_locked":

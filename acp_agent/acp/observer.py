@@ -14,13 +14,15 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from functools import partial
-from itertools import chain, islice
+from itertools import islice
 from pathlib import Path
 
 import structlog
 
 from acp_agent.acp import projection
-from acp_agent.acp.extensions import JournalErrorParams
+from acp_agent.acp.cursor import Cursor
+from acp_agent.acp.extensions import JournalErrorParams, TurnEndedParams
+from acp_agent.acp.line import ClientLine, Peer
 from acp_agent.acp.schema import (
     AgentMessageChunk,
     ClientCapabilities,
@@ -45,8 +47,16 @@ from acp_agent.acp.toolclient import (
 )
 from acp_agent.commands.words import SlashCommand
 from acp_agent.content import TextContent
-from acp_agent.journal.events import Entry, SessionHeader, ToolCallPart
+from acp_agent.journal.events import (
+    Entry,
+    SessionHeader,
+    ToolCallPart,
+    TurnEnd,
+    TurnEndKind,
+    TurnStart,
+)
 from acp_agent.model.base import Usage
+from acp_agent.permissions.book import RuleBook
 from acp_agent.tools.base import ToolContext
 from acp_agent.tools.permissions import Permissions
 from acp_agent.transport.connection import Connection
@@ -60,6 +70,14 @@ COST_CURRENCY = "USD"
 """Providers report cost in dollars (OpenRouter's credits are dollars); configured prices are."""
 
 
+STOP_REASONS = {
+    TurnEndKind.COMPLETED: "end_turn",
+    TurnEndKind.CANCELLED: "cancelled",
+    TurnEndKind.INTERRUPTED: "cancelled",
+}
+"""``_acp_agent/turn_ended``'s ``stopReason`` of a ``turn/end`` kind: the prompt answer's words
+where there is one (``max_tokens``, ``max_turn_requests``), else the kind (``error``)."""
+
 REPLAY_BLOCK = 64
 """About how many replayed ``session/update`` frames are queued at once (``AcpObserver.replay``):
 blocks of 256 measured slower on a 100k replay (scratch runs, interleaved with 64)."""
@@ -68,13 +86,14 @@ blocks of 256 measured slower on a 100k replay (scratch runs, interleaved with 6
 class AcpObserver:
     def __init__(
         self,
-        conn: Connection,
+        conn: Peer,
         session_id: str,
         catalog: projection.ToolCatalog,
         compaction_updates: bool = False,
         *,
         notices: bool = False,
         names: projection.ToolNames | None = None,
+        cursor: Cursor | None = None,
     ) -> None:
         self.conn = conn
         self.session_id = session_id
@@ -83,18 +102,44 @@ class AcpObserver:
         self.notices = notices
         self.names: projection.ToolNames = {} if names is None else names
         """Tool names by ``toolCallId`` until the call's result (``projection.ToolNames``)."""
+        self.cursor = Cursor() if cursor is None else cursor
+        """The ``seq`` of every update (``cursor.py``), shared with the tools' progress."""
         self.cost = 0.0
         """What this session's requests cost in this process (``usage_update.cost``)."""
+        self.running_turn: int | None = None
+        """The turn running now, from the journal's ``turn/start`` and ``turn/end``."""
+        self.announce_end = False
+        """A client attached during the running turn: its end is sent as
+        ``_acp_agent/turn_ended`` (§13), the prompt's answer going to the one that sent it."""
 
     async def _update(self, update: SessionUpdate, *, urgent: bool = True) -> None:
         """Urgent unless streamed: the actor must never wait on a client that is not reading
         (it could not commit a turn or honour a cancel); streamed deltas and replays wait."""
-        notification = SessionNotification(self.session_id, update)
+        notification = SessionNotification(self.session_id, self.cursor.stamp(update))
         await self.conn.notify("session/update", notification, urgent=urgent)
 
+    def start_at(self, entries: Sequence[Entry]) -> None:
+        """The session was opened with ``entries``: its updates are numbered after them."""
+        if entries:
+            self.cursor.start_at(entries[-1].seq)
+
     async def appended(self, entry: Entry) -> None:
+        self.cursor.at_entry(entry)
         for update in self._project(entry, live=True):
             await self._update(update)
+        match entry.event:
+            case TurnStart(turn=turn):
+                self.running_turn = turn
+            case TurnEnd(turn=turn, reason=reason):
+                self.running_turn = None
+                await self._turn_ended(turn, reason.kind)
+
+    async def _turn_ended(self, turn: int, kind: TurnEndKind) -> None:
+        if not self.announce_end:
+            return
+        self.announce_end = False
+        params = TurnEndedParams(self.session_id, turn, STOP_REASONS.get(kind, str(kind)))
+        await self.conn.notify("_acp_agent/turn_ended", params, urgent=True)
 
     def _project(self, entry: Entry, *, live: bool) -> list[SessionUpdate]:
         updates, names = self.compaction_updates, self.names
@@ -179,19 +224,31 @@ class AcpObserver:
         meta: dict[str, object] = {"acp_agent": {"command": command}}
         await self._update(AgentMessageChunk(TextContent(text=text), new_id(), meta))
 
-    async def replay(self, entries: list[Entry]) -> None:
-        """``session/load``: the whole history, through the same projection as live updates
-        (``projection.replay``), queued ``REPLAY_BLOCK`` notifications at a time
-        (``Connection.notify_all``: the same frames as one ``_update`` each, without a queue
-        turn per frame); each block waits for room, as streamed updates do. The updates are
-        wrapped by one ``map`` and cut into blocks by ``islice`` (no Python loop per entry)."""
-        updates = projection.replay(
+    async def replay(self, entries: Sequence[Entry], after: int = -1) -> None:
+        """``session/load`` (``after`` -1) and ``session/resume`` with ``afterSeq``: the
+        updates numbered past ``after`` (``Cursor.since``: the history through the same
+        projection as live updates, then what the last turns streamed when the cursor keeps
+        it), queued ``REPLAY_BLOCK`` notifications at a time (``Connection.notify_all``: the
+        same frames as one ``_update`` each, without a queue turn per frame); each block waits
+        for room, as streamed updates do."""
+        self.start_at(entries)
+        replayed = projection.replay_numbered(
             entries, self.catalog, compaction_updates=self.compaction_updates, names=self.names
         )
         wrap = partial(SessionNotification, self.session_id)
-        notifications = map(wrap, chain.from_iterable(updates))
+        notifications = map(wrap, self.cursor.since(replayed, after))
+        line = self.conn
         while block := list(islice(notifications, REPLAY_BLOCK)):
-            await self.conn.notify_all("session/update", block)
+            if isinstance(line, ClientLine):
+                await line.send_replay("session/update", block)
+            else:
+                await line.notify_all("session/update", block)
+
+    async def attached(self) -> None:
+        """A client attached (after its answer): what waited for it goes out, its live updates
+        follow (``ClientLine.release``)."""
+        if isinstance(self.conn, ClientLine):
+            await self.conn.release()
 
 
 class AcpClient:
@@ -199,39 +256,70 @@ class AcpClient:
     and the capabilities its ``initialize`` advertised (until then, none). Builds each session's
     observer and its tools' view of the client."""
 
-    def __init__(self, conn: Connection) -> None:
+    def __init__(
+        self, conn: Connection, rules: RuleBook | None = None, *, keep_log: bool = False
+    ) -> None:
         self.conn = conn
         self.capabilities = ClientCapabilities()
+        self.rules = rules or RuleBook()
+        """The permission rules of the process (config, and the state dir's project rules)."""
+        self.keep_log = keep_log
+        """Each session keeps what its last turns sent, and speaks through a ``ClientLine``
+        that can move to another connection: for a client that reattaches (§13)."""
+        self._lines: dict[str, ClientLine] = {}
+
+    def line(self, session_id: str) -> Peer:
+        """What a session speaks to: this connection, or (``keep_log``) its own line to it."""
+        if not self.keep_log:
+            return self.conn
+        line = self._lines.get(session_id)
+        if line is None:
+            line = self._lines[session_id] = ClientLine(self.conn)
+        return line
 
     def observer(self, header: SessionHeader, tools: ToolRunner) -> AcpObserver:
         caps, progress = self.capabilities, tools.context.progress
-        names = progress.names if isinstance(progress, AcpToolProgress) else None
+        if isinstance(progress, AcpToolProgress):
+            names, cursor = progress.names, progress.cursor
+        else:
+            names, cursor = None, Cursor(keep_log=self.keep_log)
         return AcpObserver(
-            self.conn, header.id, tools, caps.compaction_updates, notices=caps.notices, names=names
+            self.line(header.id),
+            header.id,
+            tools,
+            caps.compaction_updates,
+            notices=caps.notices,
+            names=names,
+            cursor=cursor,
         )
 
     def client_fs(self, session_id: str) -> AcpClientFs | None:
         if not self.capabilities.fs.read_text_file:
             return None
-        return AcpClientFs(self.conn, session_id)
+        return AcpClientFs(self.line(session_id), session_id)
 
     def tool_context(self, header: SessionHeader) -> ToolContext:
         """The tools' view of a session: each client service only if it was advertised."""
-        caps, conn, sid = self.capabilities, self.conn, header.id
+        caps, sid = self.capabilities, header.id
+        conn = self.line(sid)
         return ToolContext(
             sid,
             Path(header.cwd),
             fs=self.client_fs(sid),
             writer=AcpClientWriter(conn, sid) if caps.fs.write_text_file else None,
             terminals=AcpTerminals(conn, sid) if caps.terminal else None,
-            progress=AcpToolProgress(conn, sid),
-            permissions=Permissions(asker=AcpPermissionAsker(conn, sid), session_id=sid),
+            progress=AcpToolProgress(conn, sid, Cursor(keep_log=self.keep_log)),
+            permissions=Permissions(
+                asker=AcpPermissionAsker(conn, sid),
+                session_id=sid,
+                rules=self.rules.for_session(header.cwd),
+            ),
             elicitation=AcpElicitation(conn, sid) if caps.elicitation_form else None,
         )
 
 
 class AcpClientFs:
-    def __init__(self, conn: Connection, session_id: str) -> None:
+    def __init__(self, conn: Peer, session_id: str) -> None:
         self.conn = conn
         self.session_id = session_id
 

@@ -7,8 +7,9 @@ import os
 from pathlib import Path
 
 from acp_agent.acp.schema import SystemPromptParam
-from acp_agent.content import AudioContent, ContentBlock, TextContent
+from acp_agent.content import AudioContent, ContentBlock, ImageContent, TextContent
 from acp_agent.errors import InvalidParams
+from acp_agent.images import image_problem
 from acp_agent.session.system_prompt import PromptMode, SessionPrompt
 
 
@@ -31,19 +32,31 @@ def valid_roots(directories: list[str]) -> list[Path]:
 
 def prompt_blocks(blocks: list[ContentBlock]) -> list[ContentBlock]:
     """A prompt holds at least one block, and only kinds ``initialize`` advertised (text,
-    images, resource links, embedded resources: not audio)."""
+    images, resource links, embedded resources: not audio); an image's data must be base64 of
+    an image of its ``mimeType`` (``images.py``)."""
     for index, block in enumerate(nonempty(blocks)):
         if isinstance(block, AudioContent):
             raise InvalidParams(
                 f"{block.__class__.__name__} blocks are not supported (not advertised)",
                 {"path": f"$.prompt[{index}]"},
             )
-    return blocks
+    return checked_images(blocks, "$.prompt")
 
 
 def content_blocks(value: list[ContentBlock] | str) -> list[ContentBlock]:
     blocks: list[ContentBlock] = [TextContent(text=value)] if isinstance(value, str) else value
-    return nonempty(blocks, "$.content")
+    return checked_images(nonempty(blocks, "$.content"), "$.content")
+
+
+def checked_images(blocks: list[ContentBlock], path: str) -> list[ContentBlock]:
+    """``blocks``, if each image block's data is what its ``mimeType`` says; else -32602 with
+    ``data.path`` ``PATH[N].data``."""
+    for index, block in enumerate(blocks):
+        if isinstance(block, ImageContent):
+            problem = image_problem(block.data, block.mimeType)
+            if problem is not None:
+                raise InvalidParams(problem, {"path": f"{path}[{index}].data"})
+    return blocks
 
 
 def nonempty(blocks: list[ContentBlock], path: str = "$.prompt") -> list[ContentBlock]:

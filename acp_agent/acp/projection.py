@@ -254,6 +254,26 @@ def replay(
             yield how(event, catalog, False, compaction_updates, names)
 
 
+def replay_numbered(
+    entries: Iterable[Entry],
+    catalog: ToolCatalog,
+    *,
+    compaction_updates: bool = False,
+    names: ToolNames | None = None,
+) -> Iterator[tuple[int, list[SessionUpdate]]]:
+    """``replay`` with each entry's ``seq`` (``cursor.py`` numbers the updates by it); the
+    entries that project to nothing are left out."""
+    names = {} if names is None else names
+    by_type = _BY_TYPE
+    for entry in entries:
+        event = entry.event
+        how = by_type.get(type(event))
+        if how is not None:
+            updates = how(event, catalog, False, compaction_updates, names)
+            if updates:
+                yield entry.seq, updates
+
+
 # -- the table: one function per projected event type, (event, catalog, live, compaction
 # updates, names) -> updates; an event type without one projects to nothing ----------------
 

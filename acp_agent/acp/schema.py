@@ -424,6 +424,7 @@ class ToolCallProgress(_Update, frozen=True, tag="tool_call_update"):
 class SessionInfoUpdate(_Update, frozen=True, tag="session_info_update"):
     title: str | None = None
     updated_at: str | None = None
+    meta: JsonObject | None = meta_field()
 
 
 class UnstructuredCommandInput(Wire, frozen=True):
@@ -438,6 +439,7 @@ class AvailableCommand(Wire, frozen=True):
 
 class AvailableCommandsUpdate(_Update, frozen=True, tag="available_commands_update"):
     available_commands: list[AvailableCommand]
+    meta: JsonObject | None = meta_field()
 
 
 class CompactionUpdate(_Update, frozen=True, tag="compaction_update"):
@@ -473,6 +475,7 @@ class PlanEntry(Wire, frozen=True):
 
 class PlanUpdate(_Update, frozen=True, tag="plan"):
     entries: list[PlanEntry]
+    meta: JsonObject | None = meta_field()
 
 
 class NoticeUpdate(_Update, frozen=True, tag="notice"):
@@ -486,10 +489,12 @@ class NoticeUpdate(_Update, frozen=True, tag="notice"):
 
 class CurrentModeUpdate(_Update, frozen=True, tag="current_mode_update"):
     current_mode_id: str
+    meta: JsonObject | None = meta_field()
 
 
 class ConfigOptionUpdate(_Update, frozen=True, tag="config_option_update"):
     config_options: list[SessionConfigSelect]
+    meta: JsonObject | None = meta_field()
 
 
 SessionUpdate = (

@@ -88,6 +88,7 @@ from acp_agent.acp.session_admin import SessionAdmin, tell_fallback
 from acp_agent.acp.thought_option import THOUGHT_OPTION, choose_level, thought_option
 from acp_agent.commands.dispatch import CommandRefused
 from acp_agent.commands.words import advertised
+from acp_agent.content import JsonObject
 from acp_agent.errors import InternalError, InvalidParams, decode_params
 from acp_agent.journal.events import SourceKind, source, source_kind
 from acp_agent.mcp.config import McpServerConfig, journaled, parse_servers
@@ -243,17 +244,21 @@ class AgentServer:
         return await self._after_close(params.session_id, lambda: self._resume(params))
 
     async def _resume(self, params: LoadSessionParams) -> Then:
+        """With ``_meta.acp_agent.afterSeq: N``, the updates numbered past ``N`` first (§13)."""
+        after = after_seq(params.meta)
         session = await self._open(params)
+        if after is not None:
+            await session.observer.replay(session.entries, after)
         return self._with_commands(session, self._setup_result(session, params.cwd))
 
     def _setup_result(self, session: AcpSession, requested_cwd: str) -> object:
         """The options and modes; with ``_meta.acp_agent`` when the session kept another cwd
         than the one asked for (``_kept_cwd``)."""
         result = SessionSetupResult(self._config_options(session), _modes(session))
-        kept = _kept_cwd(session, requested_cwd)
-        if kept is None:
+        ours = {**(_kept_cwd(session, requested_cwd) or {}), **_running(session)}
+        if not ours:
             return result
-        return {**msgspec.to_builtins(result), "_meta": {"acp_agent": kept}}
+        return {**msgspec.to_builtins(result), "_meta": {"acp_agent": ours}}
 
     def _config_options(self, session: AcpSession) -> list[SessionConfigSelect]:
         """Every config option of the session: the model (when offered), then the mode."""
@@ -303,6 +308,7 @@ class AgentServer:
         """Answer ``result``, then advertise the session's slash commands."""
 
         async def after() -> None:
+            await session.observer.attached()  # a reattach: the live updates follow the answer
             _warm_up(session)
             await _advertise_commands(session)
             await tell_fallback(session)
@@ -315,6 +321,7 @@ class AgentServer:
         the answer says so (``_kept_cwd``)."""
         setup = _Setup.checked(params)
         session = await self.sessions.open(params.session_id)
+        session.observer.start_at(session.entries)
         await setup.equip(session)
         if session.header.cwd != params.cwd:
             log.warning(
@@ -458,7 +465,12 @@ class AgentServer:
         return await self._after_close(params.session_id, lambda: self._rewind(params))
 
     async def _rewind(self, params: RewindParams) -> Then:
-        child = await self.sessions.fork(params.session_id, None, at_turn=params.to_turn)
+        child = await self.sessions.rewind(
+            params.session_id,
+            params.to_turn,
+            restore_files=params.restore_files,
+            force=params.force,
+        )
         return self._with_commands(child, RewindResult(child.id))
 
     async def when_idle(self, params: WhenIdleParams) -> Deferred:
@@ -492,6 +504,28 @@ class _Setup(msgspec.Struct, frozen=True):
         await session.use_mcp_servers(self.servers)
         if self.prompt is not None:
             await session.set_prompt(self.prompt)
+
+
+def _running(session: AcpSession) -> dict[str, object]:
+    """``runningTurn: {turn}`` while a turn runs (docs/contract.md §13): this connection is
+    then sent its end, ``_acp_agent/turn_ended``."""
+    turn = session.observer.running_turn
+    if turn is None:
+        return {}
+    session.observer.announce_end = True
+    return {"runningTurn": {"turn": turn}}
+
+
+def after_seq(meta: JsonObject | None) -> int | None:
+    """``_meta.acp_agent.afterSeq`` of a ``session/resume``; ``InvalidParams`` unless an
+    integer."""
+    ours = (meta or {}).get("acp_agent")
+    value = ours.get("afterSeq") if isinstance(ours, dict) else None
+    if value is None:
+        return None
+    if not isinstance(value, int) or isinstance(value, bool):
+        raise InvalidParams("_meta.acp_agent.afterSeq must be an integer (an update's seq)")
+    return value
 
 
 def _kept_cwd(session: AcpSession, requested: str) -> dict[str, str] | None:

@@ -25,6 +25,8 @@ import msgspec
 import structlog
 
 from acp_agent.acp import projection
+from acp_agent.acp.cursor import Cursor
+from acp_agent.acp.line import ClientLine, Peer
 from acp_agent.acp.schema import (
     CreateElicitationParams,
     CreateElicitationResult,
@@ -35,6 +37,7 @@ from acp_agent.acp.schema import (
     RequestPermissionParams,
     RequestPermissionResult,
     SessionNotification,
+    SessionUpdate,
     TerminalOutputResult,
     TerminalParams,
     ToolCallContent,
@@ -57,7 +60,7 @@ _Ack = Empty | None
 
 
 class AcpClientWriter:
-    def __init__(self, conn: Connection, session_id: str) -> None:
+    def __init__(self, conn: Peer, session_id: str) -> None:
         self.conn = conn
         self.session_id = session_id
 
@@ -113,10 +116,10 @@ def release_all(conn: Connection) -> int:
 
 
 class AcpTerminals:
-    def __init__(self, conn: Connection, session_id: str) -> None:
+    def __init__(self, conn: Peer, session_id: str) -> None:
         self.conn = conn
         self.session_id = session_id
-        self._ledger = ledger_of(conn)
+        self._ledger = ledger_of(conn.home if isinstance(conn, ClientLine) else conn)
 
     def _params(self, terminal_id: str) -> TerminalParams:
         return TerminalParams(self.session_id, terminal_id)
@@ -175,25 +178,31 @@ class AcpTerminals:
 
 
 class AcpToolProgress:
-    def __init__(self, conn: Connection, session_id: str) -> None:
+    def __init__(self, conn: Peer, session_id: str, cursor: Cursor | None = None) -> None:
         self.conn = conn
         self.session_id = session_id
+        self.cursor = Cursor() if cursor is None else cursor
+        """The session's numbering of its updates, shared with its observer (``cursor.py``)."""
         self.names: projection.ToolNames = {}
         """The session's tool names by ``toolCallId``, shared with its observer, which fills
         it as it projects each ``tool_call``."""
 
     async def show(self, call_id: str, views: list[View]) -> None:
         update = projection.tool_views(call_id, views, self.names.get(call_id))
-        await self.conn.notify("session/update", SessionNotification(self.session_id, update))
+        await self._send(update)
 
     async def output(self, call_id: str, text: str) -> None:
         """Streamed: waits while the client is not reading (the tool's own task waits)."""
         update = projection.tool_output(call_id, text)
-        await self.conn.notify("session/update", SessionNotification(self.session_id, update))
+        await self._send(update)
+
+    async def _send(self, update: SessionUpdate) -> None:
+        notification = SessionNotification(self.session_id, self.cursor.stamp(update))
+        await self.conn.notify("session/update", notification)
 
 
 class AcpPermissionAsker:
-    def __init__(self, conn: Connection, session_id: str) -> None:
+    def __init__(self, conn: Peer, session_id: str) -> None:
         self.conn = conn
         self.session_id = session_id
 
@@ -234,7 +243,7 @@ class AcpPermissionAsker:
 class AcpElicitation:
     """``elicitation/create`` in form mode, tied to the session and the tool call."""
 
-    def __init__(self, conn: Connection, session_id: str) -> None:
+    def __init__(self, conn: Peer, session_id: str) -> None:
         self.conn = conn
         self.session_id = session_id
 

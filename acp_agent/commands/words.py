@@ -1,4 +1,4 @@
-"""Slash commands: the words, and the one parser of a prompt whose text starts with ``/<name>``.
+r"""Slash commands: the words, and the one parser of a prompt whose text starts with ``/<name>``.
 
 A prompt is a command when all its blocks are text and the text, stripped, starts with
 ``/<name>`` followed by the end or whitespace; ``REST`` is what follows, stripped. The
@@ -10,7 +10,10 @@ vocabulary (``BUILT_IN``, advertised to ACP clients in this order, then the sess
 | ``/init [notes]`` | a normal turn whose prompt is ``INIT_INSTRUCTION`` | yes |
 | ``/review [focus]`` | a read-only turn: the working tree's diff as context, then ``REVIEW_INSTRUCTION`` | yes, unless there is nothing to review |
 | ``/status`` | the agent, from the session's state (an agent message, not journaled) | no |
+| ``/export [html\|md]`` | the agent: the history so far as one file under the state dir (``export.py``); the answer names it | no |
+| ``/permissions [remove N]`` | the agent: the rules in force, or one removed (``permissions.py``) | no |
 | ``/model NAME``, ``/mode NAME`` | the config options (same effect and notifications) | no |
+| ``/undo`` | the agent: restores the last turn's files after asking (``undo.py``); the model is told | no |
 | ``/<skill> REST`` | a normal turn: the skill's body as context, then ``REST`` | yes |
 
 A name that is neither a built-in nor a skill is no command: the prompt goes to the model as
@@ -36,8 +39,11 @@ class Command(StrEnum):
     INIT = "init"
     REVIEW = "review"
     STATUS = "status"
+    EXPORT = "export"
     MODEL = "model"
     MODE = "mode"
+    PERMISSIONS = "permissions"
+    UNDO = "undo"
 
 
 class SlashCommand(msgspec.Struct, frozen=True):
@@ -69,8 +75,23 @@ BUILT_IN: Final = (
         "Show the session's model, mode, thinking level, context and token use (no model call)",
         "",
     ),
+    SlashCommand(
+        Command.EXPORT,
+        "Write the session so far as one self-contained HTML page (or Markdown); names the file",
+        "html (the default) or md",
+    ),
     SlashCommand(Command.MODEL, "Switch the session's model", "model id (empty: list them)"),
     SlashCommand(Command.MODE, "Switch the session's mode", "mode id (empty: list them)"),
+    SlashCommand(
+        Command.PERMISSIONS,
+        "List the permission rules in force with their source, or remove one",
+        "empty to list, or remove N",
+    ),
+    SlashCommand(
+        Command.UNDO,
+        "Put back the files the last turn changed, as they were before it (shows the diff, asks)",
+        "",
+    ),
 )
 RESERVED: Final = frozenset(str(c) for c in Command)
 _INVOCATION: Final = re.compile(r"/(\S+)(?:\s+(.*))?", re.DOTALL)

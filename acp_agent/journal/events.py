@@ -26,6 +26,7 @@ that history resumes verbatim at ``keptFromSeq`` (see ``turn/history.py``).
 from __future__ import annotations
 
 from enum import StrEnum
+from typing import TypeVar
 
 import msgspec
 
@@ -44,6 +45,9 @@ class SourceKind(StrEnum):
     PLUGIN = "plugin"
     SKILL = "skill"
     """A skill's body, injected when the user invokes it (``commands/skills.py``); has ``name``."""
+    AGENT = "agent"
+    """Something the agent did itself out of turn that the model should know of: ``/undo``
+    (``name: "undo"``, ``turn``: the turn whose file changes it reverted)."""
     COMPACTION = "compaction"
     """Not a ``user/message`` source: tags the model message a compaction's summary becomes."""
 
@@ -155,6 +159,33 @@ class SteeringMessage(msgspec.Struct, frozen=True, gc=False):
     source: Source
 
 
+class StepUsage(msgspec.Struct, frozen=True, omit_defaults=True, rename="camel"):
+    """What one model request used, as its provider reported it: tokens, and the cost where the
+    provider reports one (OpenRouter's ``usage.cost``)."""
+
+    input_tokens: int
+    output_tokens: int
+    reasoning_tokens: int | None = None
+    cached_tokens: int | None = None
+    cost: float | None = None
+
+    def plus(self, more: StepUsage) -> StepUsage:
+        return StepUsage(
+            self.input_tokens + more.input_tokens,
+            self.output_tokens + more.output_tokens,
+            _sum(self.reasoning_tokens, more.reasoning_tokens),
+            _sum(self.cached_tokens, more.cached_tokens),
+            _sum(self.cost, more.cost),
+        )
+
+
+_N = TypeVar("_N", int, float)
+
+
+def _sum(a: _N | None, b: _N | None) -> _N | None:
+    return None if a is None and b is None else (a or 0) + (b or 0)
+
+
 class AssistantMessage(
     msgspec.Struct,
     frozen=True,
@@ -169,6 +200,9 @@ class AssistantMessage(
     reasoning_details: tuple[msgspec.Raw, ...] = ()
     """Opaque items the provider wants back with this message on later requests (OpenRouter's
     ``reasoning_details``), each a JSON object kept verbatim; absent when there are none."""
+    usage: StepUsage | None = None
+    """What the request that produced this message used; absent when the provider reported
+    nothing (the script model without ``usage``). For the record only: no history reads it."""
 
 
 class ToolCall(
@@ -189,6 +223,18 @@ class ToolCall(
     reused an id an earlier call of the session had (``journal/callids.py``); absent otherwise."""
 
 
+class Checkpoint(msgspec.Struct, frozen=True, gc=False):
+    """What one tool call changed under one root, as the shadow repository recorded it
+    (``checkpoints/``): ``files`` (relative to ``root``, POSIX) as tree ``before`` holds them
+    before the change and as tree ``after`` holds them after it; a file a tree does not hold did
+    not exist (or was not recorded: ignored by ``.gitignore``)."""
+
+    root: str
+    before: str
+    after: str
+    files: tuple[str, ...]
+
+
 class ToolResult(
     msgspec.Struct,
     frozen=True,
@@ -203,6 +249,9 @@ class ToolResult(
     is_error: bool
     tool_call_id: str | None = None
     """Its call's ``tool_call_id``, copied (absent when the call has none)."""
+    checkpoints: tuple[Checkpoint, ...] = ()
+    """The files the call changed under each root, recorded before and after (``Checkpoint``);
+    absent when it changed none (or nothing could be recorded)."""
 
 
 class ErrorInfo(msgspec.Struct, frozen=True, omit_defaults=True):

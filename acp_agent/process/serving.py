@@ -34,6 +34,8 @@ from acp_agent.acp.wiring import acp_wiring
 from acp_agent.hooks.bridge import HookSet
 from acp_agent.model.registry import ModelCatalog
 from acp_agent.options import Options
+from acp_agent.permissions.book import RuleBook
+from acp_agent.permissions.rules import Rule
 from acp_agent.process.life import SIGNAL_GRACE_S, Life, Served
 from acp_agent.session.service import Sessions
 from acp_agent.session.system_prompt import PromptConfig
@@ -61,6 +63,12 @@ class Door:
     hooks: HookSet
     prompt: PromptConfig | None = None
     web_fetch: WebFetchSettings | None = None
+    rules: tuple[Rule, ...] = ()
+    """The config file's ``[permissions]`` rules."""
+
+    def rule_book(self) -> RuleBook:
+        """The rules of every session: the config's, and the projects' under the state dir."""
+        return RuleBook(self.rules, self.options.state_dir, self.options.config)
 
 
 async def serve_sessions(
@@ -72,20 +80,25 @@ async def serve_sessions(
     *,
     initialized: InitializeParams | None = None,
     on_input_end: Callable[[], None] | None = None,
+    outliving: TaskGroup | None = None,
 ) -> None:
     """The sessions' whole life on ``served.conn``: built, served, finished, their terminals
     released, closed. ``initialized``: the params of an ``initialize`` answered before the
-    connection (``launch``); ``on_input_end()`` once the input ended."""
+    connection (``launch``); ``on_input_end()`` once the input ended. ``outliving``: the task
+    group the sessions run in when they may outlive the connection (a listener's detach grace:
+    ``on_input_end`` parks its running sessions), each speaking through its own line
+    (``acp/line.py``); else the connection's own."""
     conn = served.conn
-    client = AcpClient(conn)
+    client = AcpClient(conn, door.rule_book(), keep_log=outliving is not None)
     if initialized is not None:
         client.capabilities = initialized.client_capabilities
     async with anyio.create_task_group() as tg:
         context_window = door.options.context_window
+        runs_in = tg if outliving is None else outliving
         wiring = acp_wiring(
-            client, door.models, door.hooks, tg, context_window, door.prompt, door.web_fetch
+            client, door.models, door.hooks, runs_in, context_window, door.prompt, door.web_fetch
         )
-        sessions = served.sessions = make_sessions(tg, wiring)
+        sessions = served.sessions = make_sessions(runs_in, wiring)
         server = AgentServer(client, sessions, door.models)
         end = await _read(served, server)
         if on_input_end is not None:

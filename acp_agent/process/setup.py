@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 import msgspec
 
 from acp_agent.config_file import read_config_file
+from acp_agent.journal.store_choice import choose_store
 from acp_agent.model.config import providers_from
 from acp_agent.model.registry import ModelCatalog
 from acp_agent.options import Options
@@ -21,6 +22,7 @@ from acp_agent.tools.web_settings import WebFetchSettings, web_fetch_settings_fr
 
 if TYPE_CHECKING:
     from acp_agent.hooks.bridge import HookSet
+    from acp_agent.permissions.rules import Rule
 
 
 class Setup(msgspec.Struct, frozen=True):
@@ -38,18 +40,31 @@ class Setup(msgspec.Struct, frozen=True):
 
         return hooks_from(self.config, options.config)
 
+    def rules(self, options: Options) -> tuple[Rule, ...]:
+        """The ``[permissions]`` rules (none without the table; checked already)."""
+        from acp_agent.permissions.config import rules_from
+
+        return rules_from(self.config, options.config)
+
 
 def checked_setup(options: Options) -> Setup:
     """Read and check the config file once (``ConfigError``) and the model spec
-    (``BadModelSpec``); the ``[hooks]`` table is checked only when there is one."""
+    (``BadModelSpec``), and choose the journal store (``journal/store_choice.py``: a bad URL or a
+    missing driver is a ``ConfigError``); the ``[hooks]`` and ``[permissions]`` tables only when
+    there is one."""
     config = read_config_file(options.config)  # once, for every table
     providers = providers_from(config, options.config)
     window = options.context_window if options.context_window_set else None
     models = ModelCatalog(options.model, providers, context_window=window)
     prompt = prompt_config_from(config, options.config)
     web_fetch = web_fetch_settings_from(config, options.config)
+    choose_store(options.state_dir, options.journal_store, config, options.config)
     if options.config is not None and "hooks" in config:
         from acp_agent.hooks.config import config_from
 
         config_from(config, options.config)
+    if "permissions" in config:
+        from acp_agent.permissions.config import rules_from
+
+        rules_from(config, options.config)
     return Setup(config, models, prompt, web_fetch)

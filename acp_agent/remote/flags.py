@@ -30,3 +30,11 @@ def add_listen_options(parser: argparse.ArgumentParser) -> None:
         help="with --listen: a browser Origin allowed in (repeat for several; env "
         "ACP_AGENT_ALLOW_ORIGINS, comma-separated); requests without Origin are always accepted",
     )
+    parser.add_argument(
+        "--detach-grace",
+        default=os.environ.get("ACP_AGENT_DETACH_GRACE"),
+        metavar="SECONDS",
+        help="with --listen: how long a dropped connection's running turns go on, waiting for a "
+        "client to attach with session/load or session/resume (default 600; 0 cancels them at "
+        "once; env ACP_AGENT_DETACH_GRACE)",
+    )

@@ -9,8 +9,10 @@ the process's: the ``Door`` (models, hooks, prompt config, the state directory),
 
 Endings of one connection (``serve``):
 
-- the client went away (end of input, a broken wire): ``Ending.DROP``: its running turns are
-  cancelled (``turn/end`` reason ``cancelled``), its client terminals released, its sessions
+- the client went away (end of input, a broken wire): ``Ending.DROP``. With ``--detach-grace``
+  (``start``) its sessions that ran a turn are first parked (``parking.py``): their turns go
+  on, in the listener's task group, for a client to attach to (docs/contract.md §13). Else, and
+  for the rest: its running turns are cancelled (``turn/end`` reason ``cancelled``), its client terminals released, its sessions
   closed (journals flushed, locks released); they are loadable from any connection as soon as
   that is done (``claims.py``).
 - a signal: it stops reading, its running prompts are answered ``cancelled`` on it, it is
@@ -35,9 +37,11 @@ from acp_agent.acp.observer import AcpObserver
 from acp_agent.hooks.bridge import HookSet
 from acp_agent.model.registry import ModelCatalog
 from acp_agent.options import Options
+from acp_agent.permissions.rules import Rule
 from acp_agent.process.life import Life
 from acp_agent.process.serving import Door, Ending, serve_sessions
 from acp_agent.remote.claims import Claims, ConnectionSessions, Holder
+from acp_agent.remote.parking import Parking
 from acp_agent.session.service import Sessions
 from acp_agent.session.system_prompt import PromptConfig
 from acp_agent.session.wiring import Wiring
@@ -60,13 +64,29 @@ class Hub:
         hooks: HookSet,
         prompt: PromptConfig | None,
         web_fetch: WebFetchSettings | None = None,
+        rules: tuple[Rule, ...] = (),
+        detach_grace: float = 0.0,
     ) -> None:
         self.options = options
         self.models = models
-        self.door = Door(options, models, hooks, prompt, web_fetch)
+        self.door = Door(options, models, hooks, prompt, web_fetch, rules)
         self.life = Life()
         self.claims = Claims()
+        self.detach_grace = detach_grace
+        self._tg: TaskGroup | None = None
         self._names = itertools.count(1)
+
+    def start(self, tg: TaskGroup) -> None:
+        """Sessions that outlive their connection (``--detach-grace``) run in ``tg``, the
+        listener's, and are parked there (``parking.py``)."""
+        if self.detach_grace > 0:
+            self._tg = tg
+            self.claims.parking = Parking(self.detach_grace, tg)
+
+    async def close_parked(self) -> None:
+        """At the process's end: every parked session cancelled and closed."""
+        if self.claims.parking is not None:
+            await self.claims.parking.close_all()
 
     @property
     def state_dir(self) -> Path:
@@ -93,18 +113,31 @@ class Hub:
     def signal(self) -> None:
         self.life.signal()
 
-    async def serve(self, source: ByteSource, sink: ByteSink, peer: str) -> None:
-        """Serve one connection to its end (``ServeEnd`` or a signal); never raises for it."""
+    async def serve(
+        self,
+        source: ByteSource,
+        sink: ByteSink,
+        peer: str,
+        detached: Callable[[], bool] = lambda: False,
+    ) -> None:
+        """Serve one connection to its end (``ServeEnd`` or a signal); never raises for it.
+        ``detached()``: whether the live connection is detached (HTTP: no stream open)."""
         name = f"c{next(self._names)}"
         conn = Connection(source, sink, max_line_bytes=self.options.max_line_bytes)
-        holder = Holder(name)
+        holder = Holder(name, detached)
         log.info("connection_opened", connection=name, peer=peer)
+        made: list[ConnectionSessions] = []
 
         def make_sessions(tg: TaskGroup, wiring: Wiring[AcpObserver]) -> Sessions[AcpObserver]:
-            return ConnectionSessions(self.state_dir, tg, wiring, self.claims, holder)
+            sessions = ConnectionSessions(self.state_dir, tg, wiring, self.claims, holder, conn)
+            made.append(sessions)
+            return sessions
 
         def dropping() -> None:
             holder.dropping = True
+            parking = self.claims.parking
+            if parking is not None and made and not self.stopping:
+                parking.park(made[0])
 
         try:
             async with conn:
@@ -116,6 +149,7 @@ class Hub:
                         make_sessions,
                         Ending.DROP,
                         on_input_end=dropping,
+                        outliving=self._tg,
                     )
                     with anyio.move_on_after(CLOSE_WRITE_S):
                         await conn.close()

@@ -1,5 +1,5 @@
 """The listen settings of ``--listen URL``, ``--token-file FILE`` / ``ACP_AGENT_TOKEN``,
-``--allow-origin ORIGIN`` (the flags: ``flags.py``), parsed and checked before anything is
+``--allow-origin ORIGIN``, ``--detach-grace SECONDS`` (the flags: ``flags.py``), parsed and checked before anything is
 started.
 
 A non-loopback address without a token refuses to start (docs/contract.md §10): the server would
@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 DEFAULT_PATH = "/acp"
+DEFAULT_DETACH_GRACE_S = 600.0
 SCHEMES = ("ws", "http")
 
 
@@ -30,6 +31,8 @@ class Listen:
     path: str
     token: str | None
     origins: frozenset[str]
+    detach_grace: float = DEFAULT_DETACH_GRACE_S
+    """Seconds a dropped connection's running turns go on (0: cancelled at once)."""
 
     def url(self, port: int | None = None) -> str:
         host = f"[{self.host}]" if ":" in self.host else self.host
@@ -60,7 +63,20 @@ def listen_from(args: argparse.Namespace) -> Listen:
             f"a token is required to listen on the non-loopback address {host!r}: "
             "give --token-file FILE or set ACP_AGENT_TOKEN (docs/remote.md)"
         )
-    return Listen(scheme, host, port, path, token, allowed_origins(args.allow_origin))
+    origins = allowed_origins(args.allow_origin)
+    return Listen(scheme, host, port, path, token, origins, detach_grace(args.detach_grace))
+
+
+def detach_grace(given: str | None) -> float:
+    if given is None or not given.strip():
+        return DEFAULT_DETACH_GRACE_S
+    try:
+        seconds = float(given)
+    except ValueError:
+        raise ListenError(f"--detach-grace {given!r}: give a number of seconds") from None
+    if not 0 <= seconds < float("inf"):
+        raise ListenError(f"--detach-grace {given!r}: give seconds, 0 or more")
+    return seconds
 
 
 def parse_url(url: str) -> tuple[str, str, int, str]:

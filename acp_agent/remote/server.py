@@ -137,6 +137,7 @@ async def listen_and_serve(
             finally:
                 stopped.set()
 
+        hub.start(tg)
         tg.start_soon(hub.watch_signals, tg, early)
         tg.start_soon(run)
         hub.on_signal(lambda: _stop_accepting(server))
@@ -144,6 +145,7 @@ async def listen_and_serve(
         log.info("listening", url=url)
         announce(f"acp-agent: listening on {url}\n")
         await hub.ended.wait()
+        await hub.close_parked()
         server.should_exit = True
         with anyio.move_on_after(GRACEFUL_S + 0.5):
             await stopped.wait()

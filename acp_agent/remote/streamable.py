@@ -19,11 +19,11 @@ request came from (the session of its ``Acp-Session-Id``, else the connection), 
 updates on the session stream is not observable); a request or notification with
 ``params.sessionId`` to that session's stream, anything else to the connection stream.
 
-A connection ends, as a dropped stdio client, on ``DELETE``, when its connection stream, once
-attached, is closed by the client (the SDK client closes the whole transport then), or when no
-receiver attached within ``ATTACH_TIMEOUT_S`` of ``initialize``. Every queue of a connection
-counts against ``MAX_BUFFERED_BYTES``: past it, the connection's writer waits (as on a full
-pipe), and only that connection's.
+A connection ends, as a dropped stdio client, on ``DELETE`` only (and at the process's end), as
+the SDK's reference server (``server.js``: only ``handleDelete`` removes a connection): its
+connection stream closing, or never being opened, leaves it alive, its messages waiting for the
+next receiver. Every queue of a connection counts against ``MAX_BUFFERED_BYTES``: past it, the
+connection's writer waits (as on a full pipe), and only that connection's.
 """
 
 from __future__ import annotations
@@ -53,7 +53,7 @@ Send = Callable[[Message], Awaitable[None]]
 CONNECTION_ID = "Acp-Connection-Id"
 SESSION_ID = "Acp-Session-Id"
 MAX_BUFFERED_BYTES = 16 * 1024 * 1024
-ATTACH_TIMEOUT_S = 30.0
+INITIALIZE_TIMEOUT_S = 30.0
 KEEP_ALIVE_S = 15.0
 INBOUND_CAPACITY = 1024 * 1024
 SESSION_SCOPED = frozenset(
@@ -157,6 +157,12 @@ class Link:
         if box is None:
             box = self.sessions[session_id] = Outbox(self)
         return box
+
+    def detached(self) -> bool:
+        """No stream of the connection is open: a load or resume of one of its sessions from
+        another connection takes it over (docs/contract.md §13)."""
+        boxes = (self.connection, *self.sessions.values())
+        return not self.gone.is_set() and not any(box.attached for box in boxes)
 
     def taken(self, size: int) -> None:
         self.buffered -= size
@@ -286,29 +292,21 @@ class Streamable:
         self.links[link.id] = link
         self.tg.start_soon(self._serve_link, link)
         await link.inbound.write(line + b"\n")
-        with anyio.move_on_after(ATTACH_TIMEOUT_S):
+        with anyio.move_on_after(INITIALIZE_TIMEOUT_S):
             await answered.wait()
         if not answer:
             link.drop("initialize not answered")
             await respond(send, 500, b"Initialize failed")
             return
-        self.tg.start_soon(self._expire_unattached, link)
         extra = [(CONNECTION_ID.lower().encode(), link.id.encode())]
         await respond(send, 200, answer[0], b"application/json", extra)
 
     async def _serve_link(self, link: Link) -> None:
         try:
-            await self.hub.serve(link.read, link.write, f"http {link.id}")
+            await self.hub.serve(link.read, link.write, f"http {link.id}", link.detached)
         finally:
             link.drop("connection ended")
             del self.links[link.id]
-
-    async def _expire_unattached(self, link: Link) -> None:
-        with anyio.move_on_after(ATTACH_TIMEOUT_S):
-            await link.gone.wait()
-            return
-        if not link.connection.attached and not link.gone.is_set():
-            link.drop(f"no connection stream attached within {ATTACH_TIMEOUT_S:g} s")
 
     # -- GET (the SSE streams) ------------------------------------------------------------------
 
@@ -332,9 +330,7 @@ class Streamable:
             await _stream(link, box, receive, send)
         finally:
             box.attached = False
-            if session_id is None:
-                link.drop("connection stream closed")
-            elif not box.frames:
+            if session_id is not None and not box.frames:
                 link.sessions.pop(session_id, None)
 
     # -- DELETE -----------------------------------------------------------------------------------

@@ -7,7 +7,7 @@ raw control characters cannot occur inside JSON strings), and each line the conn
 goes out as one text frame (all the frames of one batch in one socket write when the server
 supports it: ``batching.py``). A frame larger than ``--max-line-bytes`` is refused by the
 WebSocket layer itself, closing with 1009 (message too big) without buffering it; a binary
-frame closes with 1003 (unsupported data). Backpressure is the socket's: uvicorn's ``send``
+frame is ignored (logged), as the SDK's reference server (``ws-server.js``) ignores it. Backpressure is the socket's: uvicorn's ``send``
 waits while the peer does not read, so a client that stops reading stalls its own writer only.
 """
 
@@ -30,7 +30,6 @@ Message = MutableMapping[str, Any]
 Receive = Callable[[], Awaitable[Message]]
 Send = Callable[[Message], Awaitable[None]]
 
-UNSUPPORTED_DATA = 1003
 GOING_AWAY = 1001
 NORMAL = 1000
 
@@ -47,18 +46,16 @@ class SocketWire:
         """The peer is gone (or we closed): nothing more is read or written."""
 
     async def read(self) -> bytes:
-        if self.closed:
-            return b""
-        message = await self._receive()
-        kind = message["type"]
-        if kind == "websocket.receive":
+        while not self.closed:
+            message = await self._receive()
+            if message["type"] != "websocket.receive":
+                self.closed = True  # websocket.disconnect
+                log.info("websocket_disconnected", code=message.get("code"))
+                break
             text: str | None = message.get("text")
-            if text is None:
-                await self.close(UNSUPPORTED_DATA, "ACP frames are text frames")
-                return b""
-            return text.encode().replace(b"\n", b" ") + b"\n"
-        self.closed = True  # websocket.disconnect
-        log.info("websocket_disconnected", code=message.get("code"))
+            if text is not None:
+                return text.encode().replace(b"\n", b" ") + b"\n"
+            log.warning("websocket_binary_frame_ignored", size=len(message.get("bytes") or b""))
         return b""
 
     async def write(self, data: bytes) -> None:

@@ -30,24 +30,29 @@ import msgspec
 import structlog
 from anyio.abc import TaskGroup
 
+from acp_agent.checkpoints.recorder import Recorder
+from acp_agent.checkpoints.shadow import ShadowError, forget_everywhere
 from acp_agent.commands import dispatch
 from acp_agent.commands.skills import Skill, find_skills, skill_dirs, skills_prompt
 from acp_agent.commands.status import SessionStatus
-from acp_agent.commands.words import RESERVED
+from acp_agent.commands.words import RESERVED, Command
 from acp_agent.content import ContentBlock, ImageContent, JsonObject, TextContent
 from acp_agent.journal.errors import JournalError, JournalFlushError
 from acp_agent.journal.events import Entry, SessionHeader, Source, SourceKind, source
 from acp_agent.journal.files import FileFactory
 from acp_agent.journal.paths import journal_path, session_dir
+from acp_agent.journal.store import journal_store
 from acp_agent.journal.writer import JournalHealth, JournalWriter
 from acp_agent.mcp.config import McpServerConfig
 from acp_agent.model.base import Capabilities, ModelProvider, context_window_of
+from acp_agent.permissions.book import SessionRules
 from acp_agent.session import shelf
 from acp_agent.session.catalog import set_client_title, write_title
 from acp_agent.session.errors import (
     ModelKeyMissing,
     SessionBusy,
     SessionIdInUse,
+    SessionUnavailable,
     UnknownModel,
     UnknownSession,
 )
@@ -147,7 +152,7 @@ class Session(Generic[Obs]):
         level = (self.thought_level or "default") if self.thinks else None
         return SessionStatus(
             self.id,
-            str(self.journal_path),
+            self.journal_location,
             self.cwd,
             self.model,
             str(self.mode),
@@ -187,7 +192,17 @@ class Session(Generic[Obs]):
 
     # -- driving it ------------------------------------------------------------------------
 
+    async def ensure_owned(self) -> None:
+        """``SessionUnavailable`` when the session's journal is no longer this process's (a
+        shared store: taken over by another process) or its store cannot say (unreachable).
+        Free for a file journal; see ``journal/postgres/lease.py``."""
+        try:
+            await self.actor.writer.ensure_owned()
+        except (JournalError, OSError) as exc:
+            raise SessionUnavailable(self.id, exc) from exc
+
     async def inject(self, content: Content, src: Source | None = None) -> Injected:
+        await self.ensure_owned()
         blocks, tag = as_blocks(content), src or source(SourceKind.PLUGIN)
         message_id, placement = await self.actor.inject(blocks, tag)
         await self._tell_of_unseen_images(blocks)
@@ -196,6 +211,7 @@ class Session(Generic[Obs]):
     async def send(self, prompt: Content) -> PendingPrompt:
         """What the user typed: a slash command does what it says (``commands/dispatch.py``;
         ``CommandRefused``), anything else is queued as the prompt (``submit``)."""
+        await self.ensure_owned()
         blocks = as_blocks(prompt)
         await self._skills_read()
         ran = await dispatch.run(self, blocks)
@@ -210,6 +226,7 @@ class Session(Generic[Obs]):
         """Queue ``prompt`` as it is; the text of files it links to (``resources.py``) joins it
         first. ``read_only``: its turn's tools are decided as in read-only mode whatever the
         session's mode (``/review``); the mode itself does not change."""
+        await self.ensure_owned()
         blocks = await with_linked_files(as_blocks(prompt), self.actor.deps.tools.context)
         pending = PendingPrompt(await self.actor.submit(blocks, read_only=read_only))
         await self._tell_of_unseen_images(blocks)
@@ -217,6 +234,7 @@ class Session(Generic[Obs]):
 
     async def steer(self, prompt: Content) -> Placement:
         """Into the running turn at its next step; with no turn running, as a new prompt."""
+        await self.ensure_owned()
         blocks = as_blocks(prompt)
         placement = await self.actor.steer(blocks)
         await self._tell_of_unseen_images(blocks)
@@ -239,6 +257,30 @@ class Session(Generic[Obs]):
     async def compact(self, instructions: str = "") -> PendingPrompt:
         """Queue a compaction like the prompt ``/compact instructions``; FIFO with prompts."""
         return PendingPrompt(await self.actor.compact(instructions))
+
+    async def undo(self) -> PendingPrompt:
+        """``/undo`` (``commands/undo.py``) in a task of its own: once the session is idle, the
+        question to the client, the restore; its answer is a command answer, then ``end_turn``."""
+        from acp_agent.commands.undo import undo_last_turn  # only an /undo needs it
+
+        reply: Reply[Outcome] = Reply()
+
+        async def run() -> None:
+            try:
+                await self.when_idle()
+                asker = self.actor.deps.tools.permissions.asker
+                cwd, entries = Path(self.header.cwd), list(self.entries)
+                text = await undo_last_turn(
+                    self.state_dir, self.id, entries, cwd, asker, self.inject
+                )
+            except (OSError, ShadowError) as exc:
+                log.warning("undo_failed", session_id=self.id, error=str(exc))
+                text = f"Undo failed: {exc}"
+            await self.observer.command_answer(text, Command.UNDO)
+            reply.set(Finished(StopReason.END_TURN))
+
+        self._sessions.start_soon(run)
+        return PendingPrompt(reply)
 
     async def cancel(self) -> None:
         await self.actor.cancel()
@@ -278,6 +320,21 @@ class Session(Generic[Obs]):
     def journal_path(self) -> Path:
         return journal_path(session_dir(self._sessions.state_dir, self.id))
 
+    @property
+    def journal_location(self) -> str:
+        """Where the journal is, for people: its file, or the shared store that holds it."""
+        store = journal_store(self._sessions.state_dir)
+        return f"{store.label} (session {self.id})" if store.shared else str(self.journal_path)
+
+    @property
+    def state_dir(self) -> Path:
+        return self._sessions.state_dir
+
+    @property
+    def title(self) -> str | None:
+        """The session's title as it stands (the client's, the model's or the first prompt's)."""
+        return self.actor.title
+
     def set_roots(self, roots: Sequence[Path]) -> None:
         """The extra roots the session's file tools may use, besides its cwd."""
         self.actor.deps.tools.set_roots(roots)
@@ -295,6 +352,11 @@ class Session(Generic[Obs]):
     @property
     def mode(self) -> Mode:
         return self.actor.deps.tools.permissions.mode
+
+    @property
+    def rules(self) -> SessionRules:
+        """The permission rules in force for the session's tools (``/permissions``)."""
+        return self.actor.deps.tools.permissions.rules
 
     async def set_mode(self, mode: Mode) -> None:
         """Takes effect at the next tool call."""
@@ -435,6 +497,10 @@ class Sessions(Generic[Obs]):
         if self.on_settings_changed is not None:
             await self.on_settings_changed(session, setting)
 
+    def start_soon(self, work: Callable[[], Coroutine[Any, Any, None]]) -> None:
+        """Run ``work`` in the sessions' task group (a command that waits for the client)."""
+        self._tg.start_soon(work)
+
     def get(self, session_id: str) -> Session[Obs]:
         session = self._open.get(session_id)
         if session is None:
@@ -471,6 +537,7 @@ class Sessions(Generic[Obs]):
         self.require_key(self.wiring.models.default)
         live = self._open.get(session_id)
         if live is not None:
+            await live.ensure_owned()  # a shared store's session may have been taken over
             return live
         return await self._open_from_disk(session_id)
 
@@ -502,6 +569,26 @@ class Sessions(Generic[Obs]):
         )
         return await self._open_from_disk(header.id)
 
+    async def rewind(
+        self, parent_id: str, to_turn: int, *, restore_files: bool = False, force: bool = False
+    ) -> Session[Obs]:
+        """A fork of ``parent_id`` just before turn ``to_turn``; ``restore_files``: the files the
+        turns from ``to_turn`` on changed are put back as they were before it, once the fork is
+        made (``FilesChanged``, before anything is created, for files changed since the agent
+        wrote them, unless ``force``)."""
+        if not restore_files:
+            return await self.fork(parent_id, None, at_turn=to_turn)
+        from acp_agent.session.fork import files_to_restore  # as opening.py: only a fork needs it
+
+        live = self._open.get(parent_id)
+        if live is not None:
+            await _flush_admitted(live.actor)
+        restore = await files_to_restore(self.state_dir, parent_id, to_turn, force)
+        child = await self.fork(parent_id, None, at_turn=to_turn)
+        restored = await anyio.to_thread.run_sync(restore.apply)
+        log.info("session_files_restored", session_id=parent_id, turn=to_turn, files=len(restored))
+        return child
+
     async def _open_from_disk(self, session_id: str) -> Session[Obs]:
         opened = await open_journal(self.state_dir, session_id, self._file_factory)
         session = await self._start(opened.header, opened.writer, opened)
@@ -523,9 +610,11 @@ class Sessions(Generic[Obs]):
     def _deps(self, header: SessionHeader) -> SessionDeps:
         wiring = self.wiring
         provider = wiring.models.provider(wiring.models.default)
+        tools = wiring.tools(header)
+        tools.record_checkpoints(Recorder(self.state_dir, header.id))
         return SessionDeps(
             provider,
-            wiring.tools(header),
+            tools,
             wiring.admission(header),
             max_steps=wiring.max_steps,
             remember_title=partial(write_title, self.state_dir, header.id),
@@ -562,6 +651,7 @@ class Sessions(Generic[Obs]):
                 raise SessionBusy(session_id)
             await self.close(live)
         await anyio.to_thread.run_sync(delete_session, self.state_dir, session_id)
+        await anyio.to_thread.run_sync(forget_everywhere, self.state_dir, session_id)
 
     async def set_archived(self, session_id: str, archived: bool) -> None:
         """Archive (or unarchive) a session on disk; archiving one another process has open is
@@ -585,6 +675,18 @@ class Sessions(Generic[Obs]):
         """``UnknownSession`` unless the session is in memory here or on disk."""
         if not self.in_memory(session_id):
             await anyio.to_thread.run_sync(existing_dir, self.state_dir, session_id)
+
+    def hand_over(self, session: Session[Obs]) -> None:
+        """Let ``session`` go without closing it, for another registry to ``adopt``: a running
+        session whose client went, which another connection attaches to (docs/remote.md)."""
+        if self._open.get(session.id) is session:
+            del self._open[session.id]
+
+    def adopt(self, session: Session[Obs]) -> None:
+        """Take ``session`` (``hand_over`` by another registry over the same state directory):
+        it is this registry's from now on, to drive and to close."""
+        self._open[session.id] = session
+        session._sessions = self
 
     async def cancel_all(self) -> None:
         """Cancel every session's work: the open ones and those whose close still waits for it."""

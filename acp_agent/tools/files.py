@@ -15,6 +15,9 @@ stat only, keeps such a path from the client as well). If you add a file tool, o
 
 Whole files
 -----------
+Every write of an edit tool goes through ``write_text``, which records the file in the session's
+checkpoints first (``ctx.checkpoints``).
+
 Reads go through ``fs/read_text_file`` when the client advertised it (the editor answers with
 unsaved buffer contents); a client error falls back to the disk, where a missing file is a new
 file. Writes go through ``fs/write_text_file`` when advertised (the editor updates its buffers),
@@ -119,6 +122,20 @@ def _read_local(path: Path, tool: str) -> str | None:
 
 
 async def write_text(ctx: ToolContext, path: Path, content: str, tool: str) -> None:
+    """Write ``path`` (confined) whole; with ``ctx.checkpoints``, recorded just before and after
+    the write (``checkpoints/recorder.py``), so ``/undo`` can put it back."""
+    recorder = ctx.checkpoints
+    if recorder is None:
+        await _write(ctx, path, content, tool)
+        return
+    pending = await recorder.before_files([path], ctx.all_roots())
+    try:
+        await _write(ctx, path, content, tool)
+    finally:
+        await recorder.after(pending)
+
+
+async def _write(ctx: ToolContext, path: Path, content: str, tool: str) -> None:
     if ctx.writer is not None:
         try:
             await ctx.writer.write_text_file(str(path), content)

@@ -9,7 +9,8 @@ every way out — also when the call is cancelled, which kills the command. The 
 command when it creates the terminal, and only the id it answers lets us release it: so a call
 cancelled while ``terminal/create`` is pending still waits for that answer (``CLIENT_GRACE_S``
 at most) and then releases the terminal. Otherwise it runs locally (``process.py``): its own
-process group, the same timeout and output cap, killed on cancel. The working directory must be
+process group, the same timeout and output cap, killed on cancel; every root's tree is recorded
+in the session's checkpoints before and after it (``ctx.checkpoints``). The working directory must be
 inside the session roots. A non-zero exit, a kill or a timeout make the result an error; the
 output is in it either way. The result is bounded: the output's last ``OUTPUT_LIMIT`` bytes, the
 command echoed up to ``MAX_ECHO_CHARS``. A shell that exited while a detached process (its own
@@ -30,6 +31,8 @@ import structlog
 
 from acp_agent.content import TextContent
 from acp_agent.errors import PeerError, WireClosed
+from acp_agent.permissions.patterns import Target
+from acp_agent.permissions.suggest import command_label
 from acp_agent.tools.args import located, parse, string
 from acp_agent.tools.base import (
     Location,
@@ -41,7 +44,7 @@ from acp_agent.tools.base import (
 )
 from acp_agent.tools.client import ClientTerminals, ExitStatus, TerminalOutput
 from acp_agent.tools.display import TerminalView, shown_as
-from acp_agent.tools.guard import authorize, command_key
+from acp_agent.tools.guard import authorize, subject
 from acp_agent.tools.permissions import Action
 from acp_agent.tools.process import SHELL, Finished, Live, run_local
 
@@ -99,8 +102,8 @@ class RunCommand:
         cwd = confine(args.cwd, ctx) if args.cwd is not None else ctx.cwd
         if not cwd.is_dir():
             raise ToolError(f"{NAME}: {cwd} is not a directory")
-        key, label = command_key(args.command)
-        await authorize(ctx, Action.EXECUTE, key, label)
+        asked = subject(ctx, Target.RUN_COMMAND, args.command, cwd)
+        await authorize(ctx, Action.EXECUTE, asked, command_label(args.command))
         timeout_s = min(max(args.timeout_ms, 1), MAX_TIMEOUT_MS) / 1000
         if ctx.terminals is not None:
             return await _in_terminal(ctx, ctx.terminals, args.command, cwd, timeout_s)
@@ -108,10 +111,15 @@ class RunCommand:
 
 
 async def _locally(ctx: ToolContext, command: str, cwd: Path, timeout_s: float) -> ToolOutput:
+    recorder = ctx.checkpoints
+    pending = await recorder.before_all(ctx.all_roots()) if recorder is not None else []
     try:
         done = await run_local(command, str(cwd), timeout_s, OUTPUT_LIMIT, _live(ctx, command))
     except OSError as exc:
         raise ToolError(f"{NAME}: cannot start {SHELL}: {exc}") from exc
+    finally:
+        if recorder is not None:
+            await recorder.after(pending)  # shielded: a cancelled command is recorded too
     text = report(command, done)
     return ToolOutput([TextContent(text=text)], is_error=failed(done))
 

@@ -55,6 +55,7 @@ from acp_agent.journal.events import (
     SessionHeader,
     Source,
     SourceKind,
+    StepUsage,
     ToolCallPart,
     ToolResult,
     TurnEnd,
@@ -597,6 +598,7 @@ class SessionActor:
         parts = PartsBuilder()
         stop = ModelStop.END_TURN
         details: tuple[msgspec.Raw, ...] = ()
+        used: StepUsage | None = None
         events: AsyncIterator[StreamEvent] | None = None
         try:
             with scope:
@@ -613,6 +615,7 @@ class SessionActor:
                         case ToolCallReady(call=call):
                             parts.tool_call(call)
                         case Usage() as usage:
+                            used = _step_usage(usage, used)
                             self._count(usage)
                             await self._learn_declared()
                             estimated = request_estimate(request)
@@ -639,7 +642,7 @@ class SessionActor:
             await aclose_stream(events)
         if scope.cancelled_caught:
             stop = ModelStop.CANCELLED
-        await self._report(ModelDone(ticket, message_id, parts.build(), stop, details))
+        await self._report(ModelDone(ticket, message_id, parts.build(), stop, details, used))
 
     async def _failed(
         self,
@@ -749,10 +752,16 @@ class SessionActor:
             outcome = await self.deps.tools.run(self.id, call)
         if scope.cancelled_caught or outcome is None:
             cancelled: list[ContentBlock] = [TextContent(text="cancelled while running")]
-            await self._report(ToolDone(ticket, cancelled, is_error=True, cancelled=True))
+            changed = self.deps.tools.take_checkpoints()
+            await self._report(
+                ToolDone(ticket, cancelled, is_error=True, cancelled=True, checkpoints=changed)
+            )
             return
         contexts = tuple(self._context_message(c) for c in outcome.contexts)
-        await self._report(ToolDone(ticket, outcome.content, outcome.is_error, contexts))
+        done = ToolDone(
+            ticket, outcome.content, outcome.is_error, contexts, checkpoints=outcome.checkpoints
+        )
+        await self._report(done)
 
 
 REPLY_SHARE = 0.15
@@ -779,3 +788,10 @@ def _worth_saving(before: Learned, after: Learned) -> bool:
 
 
 __all__ = ["Finished", "SessionActor", "StopReason"]
+
+
+def _step_usage(usage: Usage, before: StepUsage | None) -> StepUsage:
+    """A request's usage for its journaled message (added up, should a provider report twice)."""
+    counts = (usage.input_tokens, usage.output_tokens, usage.reasoning_tokens, usage.cached_tokens)
+    now = StepUsage(*counts, cost=usage.cost)
+    return now if before is None else before.plus(now)

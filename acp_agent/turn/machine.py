@@ -109,6 +109,7 @@ from acp_agent.journal.events import (
     AgentError,
     AssistantMessage,
     AssistantPart,
+    Checkpoint,
     CompactionReason,
     ErrorInfo,
     Event,
@@ -349,7 +350,12 @@ def _model_done(state: State, input_: Input) -> Result:
     effects: list[Effect] = []
     if parts:
         message = AssistantMessage(
-            state.turn, state.step, input_.message_id, list(parts), input_.reasoning_details
+            state.turn,
+            state.step,
+            input_.message_id,
+            list(parts),
+            input_.reasoning_details,
+            input_.usage,
         )
         effects.append(Append(message))
     calls = tuple(p for p in parts if isinstance(p, ToolCallPart))
@@ -391,16 +397,23 @@ def _model_failed(state: State, input_: Input) -> Result:
     return _end_turn(state, effects, TurnEndKind.ERROR, input_.error)
 
 
-def _result(state: State, call: ToolCallPart, content: list[ContentBlock], error: bool) -> Append:
+def _result(
+    state: State,
+    call: ToolCallPart,
+    content: list[ContentBlock],
+    error: bool,
+    checkpoints: tuple[Checkpoint, ...] = (),
+) -> Append:
     """A tool result, told to the client once durable (each path after it ends in a Commit)."""
-    result = ToolResult(state.turn, state.step, call.id, content, error)
+    result = ToolResult(state.turn, state.step, call.id, content, error, checkpoints=checkpoints)
     return Append(result, tell_after_commit=True)
 
 
 def _tool_done(state: State, input_: Input) -> Result:
     assert isinstance(input_, ToolDone)
     call = state.batch[state.batch_index]
-    effects: list[Effect] = [_result(state, call, input_.content, input_.is_error)]
+    done = _result(state, call, input_.content, input_.is_error, input_.checkpoints)
+    effects: list[Effect] = [done]
     state = _replace(state, outbox=(*state.outbox, *input_.contexts))
     if state.cancelling or input_.cancelled:
         cancelled: list[ContentBlock] = [TextContent(text=CANCELLED_TOOL_TEXT)]

@@ -21,6 +21,7 @@ from typing import Final
 import anyio
 
 from acp_agent.content import ContentBlock, TextContent, plain_text
+from acp_agent.controls import without_controls
 from acp_agent.journal.events import (
     AssistantMessage,
     Entry,
@@ -41,8 +42,10 @@ EXCERPT_CHARS: Final = 1500
 
 
 def title_from(text: str) -> str:
-    """A session title from free text: one line, at most ``TITLE_LENGTH`` characters."""
-    line = " ".join(text.split())
+    """A session title from free text: one line, no control character (``controls.py``), at
+    most ``TITLE_LENGTH`` characters. Every title goes through here: the first prompt's, the
+    model's (``clean_title``) and the client's (``session/set_title``)."""
+    line = " ".join(without_controls(text).split())
     return line if len(line) <= TITLE_LENGTH else line[: TITLE_LENGTH - 1] + "…"
 
 

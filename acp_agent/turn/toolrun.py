@@ -6,7 +6,9 @@ journal only after the whole batch's results.
 
 Besides the built-in tools, a session may have MCP servers (``mcp/hub.py``): ``prepare``, called
 before each model request, connects them the first time and returns every tool's spec; their
-tools are looked up after the built-in ones. A name the runner does not know (an MCP tool of a
+tools are looked up after the built-in ones. The checkpoints a call's tool made
+(``checkpoints/``) are taken after it and travel in ``ToolRunOutcome.checkpoints`` to its
+``tool/result``; a cancelled call's are taken by the actor (``take_checkpoints``). A name the runner does not know (an MCP tool of a
 server not connected in this process, met while replaying) is presented from its name.
 """
 
@@ -21,8 +23,9 @@ from typing import Protocol, cast
 import msgspec
 import structlog
 
+from acp_agent.checkpoints.recorder import Recorder
 from acp_agent.content import ContentBlock, TextContent
-from acp_agent.journal.events import ToolCallPart
+from acp_agent.journal.events import Checkpoint, ToolCallPart
 from acp_agent.mcp import names as mcp_names
 from acp_agent.mcp.hub import McpHub
 from acp_agent.model.base import ToolSpec, invalid_arguments
@@ -37,6 +40,7 @@ class ToolRunOutcome(msgspec.Struct, frozen=True):
     content: list[ContentBlock]
     is_error: bool
     contexts: tuple[AdditionalContext, ...] = ()
+    checkpoints: tuple[Checkpoint, ...] = ()
 
 
 class ToolVerdict(msgspec.Struct, frozen=True):
@@ -77,6 +81,15 @@ class ToolRunner:
     def set_roots(self, roots: Sequence[Path]) -> None:
         """The session's extra roots (``additionalDirectories``), besides its cwd."""
         self.context = replace(self.context, roots=tuple(roots))
+
+    def record_checkpoints(self, recorder: Recorder) -> None:
+        """Record what the tools change from now on (``checkpoints/``)."""
+        self.context = replace(self.context, checkpoints=recorder)
+
+    def take_checkpoints(self) -> tuple[Checkpoint, ...]:
+        """What the last call changed (also when it was cancelled half-way), once."""
+        recorder = self.context.checkpoints
+        return recorder.take() if recorder is not None else ()
 
     def specs(self) -> list[ToolSpec]:
         """The tools offered now (a ``Conditional`` tool only while it says so)."""
@@ -124,12 +137,14 @@ class ToolRunner:
             blocked = f"blocked by a pre_tool hook: {before.reason}"
             return ToolRunOutcome([TextContent(text=blocked)], is_error=True)
         output = await self._run_tool(call)
+        changed = self.take_checkpoints()
         after = await self.hooks.after(session_id, cwd, call, output) if self.hooks else ALLOW
         if after.reason is not None:
             note = TextContent(text=f"blocked by a post_tool hook: {after.reason}")
-            return ToolRunOutcome([*output.content, note], True, before.additional_contexts)
+            blocked_after = [*output.content, note]
+            return ToolRunOutcome(blocked_after, True, before.additional_contexts, changed)
         contexts = (*before.additional_contexts, *after.additional_contexts)
-        return ToolRunOutcome(output.content, output.is_error, contexts)
+        return ToolRunOutcome(output.content, output.is_error, contexts, changed)
 
     async def _run_tool(self, call: ToolCallPart) -> ToolOutput:
         tool = self._lookup(call.name)

@@ -15,10 +15,12 @@ import msgspec
 from acp_agent.content import ContentBlock
 from acp_agent.journal.events import (
     AssistantPart,
+    Checkpoint,
     Compaction,
     CompactionReason,
     Event,
     Source,
+    StepUsage,
     ToolCallPart,
     UserMessage,
 )
@@ -126,6 +128,8 @@ class ModelDone(msgspec.Struct, frozen=True):
     stop: ModelStop = ModelStop.END_TURN
     reasoning_details: tuple[msgspec.Raw, ...] = ()
     """What the provider wants back with this answer (``Finish.reasoning_details``)."""
+    usage: StepUsage | None = None
+    """What the request used, as reported (``Usage``); journaled with the assistant message."""
 
 
 class ModelFailed(msgspec.Struct, frozen=True):
@@ -141,6 +145,8 @@ class ToolDone(msgspec.Struct, frozen=True):
     is_error: bool
     contexts: tuple[UserMessage, ...] = ()
     cancelled: bool = False
+    checkpoints: tuple[Checkpoint, ...] = ()
+    """What the call changed (``tool/result.checkpoints``)."""
 
 
 class CompactionDone(msgspec.Struct, frozen=True):

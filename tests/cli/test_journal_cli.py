@@ -287,3 +287,12 @@ def test_compact_of_a_session_a_server_holds_fails_and_changes_nothing(tmp_path:
     assert done.returncode == 1
     assert done.stderr.startswith(f"acp-agent: session {PARENT!r} is already open in another ")
     assert journal_lines(state, PARENT) == before
+
+
+def test_list_and_show_escape_control_characters(state: Path, tmp_path: Path) -> None:
+    (state / "sessions" / PARENT / "title").write_text("evil \x1b]0;owned\x07 \x9b2J title")
+    listed = ok(state, "list")
+    assert "\x1b" not in listed and "\x07" not in listed and "\x9b" not in listed
+    assert "evil  ]0;owned   2J title" in listed  # stored controls read back as spaces
+    shown = ok(state, "show", PARENT)
+    assert not any(0x80 <= ord(c) <= 0x9F or (ord(c) < 0x20 and c != "\n") for c in shown)

@@ -23,6 +23,7 @@ from tests.model.agent_params import NO_KEYS, init, new, prompt
 from tests.model.loopback import Reply, loopback
 from tests.support.process import EnvOverrides
 from tests.support.recording import RawAgent, agent_command
+from tests.support.transcript import without_seq
 
 pytestmark = pytest.mark.subprocess
 
@@ -83,7 +84,7 @@ async def test_a_turn_through_the_real_process(
     }
     usage = [u for u in updates if u["sessionUpdate"] == "usage_update"]
     assert [(u["used"], u["size"]) for u in usage] == [(12 + 30 - 22, DEFAULT_CONTEXT_WINDOW)]
-    assert usage[0]["_meta"]["acp_agent"] == {
+    assert without_seq(usage[0])["_meta"]["acp_agent"] == {
         "inputTokens": 12,
         "outputTokens": 30,
         "reasoningTokens": 22,

@@ -60,6 +60,19 @@ def test_a_token_is_required_off_loopback(monkeypatch: pytest.MonkeyPatch) -> No
     assert listen_from(args("--listen", "ws://0.0.0.0:1")).token == "from-env"
 
 
+def test_the_detach_grace(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("ACP_AGENT_DETACH_GRACE", raising=False)
+    assert listen_from(args("--listen", "ws://127.0.0.1:1")).detach_grace == 600
+    assert (
+        listen_from(args("--listen", "ws://127.0.0.1:1", "--detach-grace", "0")).detach_grace == 0
+    )
+    monkeypatch.setenv("ACP_AGENT_DETACH_GRACE", "2.5")
+    assert listen_from(args("--listen", "ws://127.0.0.1:1")).detach_grace == 2.5
+    for bad in ("-1", "soon", "nan", "inf"):
+        with pytest.raises(ListenError, match="--detach-grace"):
+            listen_from(args("--listen", "ws://127.0.0.1:1", "--detach-grace", bad))
+
+
 def test_the_token_file_is_stripped_and_wins(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

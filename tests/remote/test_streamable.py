@@ -29,6 +29,7 @@ from tests.support.transcript import Transcript
 pytestmark = pytest.mark.subprocess
 
 JSON = {"Content-Type": "application/json"}
+SSE = "text/event-stream"
 
 
 def rpc(request_id: int | None, method: str, params: dict[str, Any]) -> dict[str, Any]:
@@ -119,14 +120,54 @@ async def test_streamable_http_routes_and_sigterm(
     assert check_journal(state_dir, sid, workspace).end_reasons() == ["cancelled"]
 
 
-async def test_closing_the_connection_stream_ends_the_connection(
-    tmp_path: Path, state_dir: Path, workspace: Path, acp_schema: AcpSchema
+async def test_closing_the_connection_stream_keeps_the_connection(
+    tmp_path: Path, state_dir: Path, workspace: Path
 ) -> None:
-    """The SDK client closes its whole transport when its connection stream ends
-    (``http-stream.js`` ``handleSseEof``), so the agent treats that stream closing as the
-    client going away: like a dropped stdio pipe, and the connection id is unknown after."""
+    """As the SDK's reference server (``server.js``: only ``handleDelete`` removes a connection)
+    and the RFD: the connection stream closing, or never being opened, does not end the
+    connection; the answers wait for the next receiver. Only ``DELETE`` ends it."""
+    script = write_script(tmp_path / "s.jsonl", {"text": "done"})
+    listener = start(script, state_dir, "--detach-grace", "0", scheme="http")
+    url = listener.url
+    try:
+        async with httpx.AsyncClient(timeout=20) as http:
+            init = rpc(1, "initialize", {"protocolVersion": 1, "clientCapabilities": {}})
+            answer = await http.post(url, json=init, headers={**bearer(), **JSON})
+            conn = {"Acp-Connection-Id": answer.headers["Acp-Connection-Id"]}
+            sse = {**bearer(), **conn, "Accept": "text/event-stream"}
+            new = rpc(2, "session/new", {"cwd": str(workspace), "mcpServers": []})
+            posted = await http.post(url, json=new, headers={**bearer(), **JSON, **conn})
+            assert posted.status_code == 202  # no stream was ever opened: still a connection
+            async with http.stream("GET", url, headers=sse) as connection_stream:
+                created = await anext(events(connection_stream))
+            assert created["id"] == 2
+            listed = rpc(3, "session/list", {})
+            after = await http.post(url, json=listed, headers={**bearer(), **JSON, **conn})
+            assert after.status_code == 202  # the connection stream closed: still a connection
+            async with http.stream("GET", url, headers=sse) as connection_stream:
+                sessions = await anext(events(connection_stream))
+            assert sessions["id"] == 3
+            assert [s["sessionId"] for s in sessions["result"]["sessions"]] == [
+                created["result"]["sessionId"]
+            ]
+            ended = await http.delete(url, headers={**bearer(), **conn})
+            assert ended.status_code == 202
+            with anyio.fail_after(10):
+                while True:  # DELETE ends it: the id is unknown once the connection is gone
+                    late = await http.post(url, json=listed, headers={**bearer(), **JSON, **conn})
+                    if late.status_code == 404:
+                        break
+                    await anyio.sleep(0.05)
+    finally:
+        assert stop(listener) == 0, listener.log_text()
+
+
+async def test_delete_ends_the_connection_and_its_turn(
+    tmp_path: Path, state_dir: Path, workspace: Path
+) -> None:
+    """With ``--detach-grace 0`` a ``DELETE`` is §10's drop: the running turn is cancelled."""
     script = write_script(tmp_path / "s.jsonl", {"chunks": ["work"], "hang": True})
-    listener = start(script, state_dir, scheme="http")
+    listener = start(script, state_dir, "--detach-grace", "0", scheme="http")
     url = listener.url
     try:
         async with httpx.AsyncClient(timeout=20) as http:
@@ -149,9 +190,10 @@ async def test_closing_the_connection_stream_ends_the_connection(
                         update = (await anext(updates)).get("params", {}).get("update", {})
                         if update.get("sessionUpdate") == "agent_message_chunk":
                             break
+                    assert (await http.delete(url, headers={**bearer(), **conn})).status_code == 202
             gone = rpc(4, "session/cancel", {"sessionId": sid})
             with anyio.fail_after(10):
-                while True:  # the drop is noticed as the stream's request ends, not before
+                while True:
                     late = await http.post(url, json=gone, headers={**bearer(), **JSON, **session})
                     if late.status_code == 404:
                         break
@@ -160,3 +202,70 @@ async def test_closing_the_connection_stream_ends_the_connection(
         assert stop(listener) == 0, listener.log_text()
     journal = check_journal(state_dir, sid, workspace)
     assert journal.end_reasons() == ["cancelled"]  # the dropped connection's turn
+
+
+async def test_a_detached_connection_is_taken_over_at_once(
+    tmp_path: Path, state_dir: Path, workspace: Path
+) -> None:
+    """§13 over HTTP: a connection with no stream open is detached; another connection's
+    ``session/resume`` takes its running session over at once (``runningTurn``), the old
+    connection's later requests for it are refused, the turn's end reaches the new one as
+    ``_acp_agent/turn_ended``, and ``DELETE`` ends the old connection."""
+    script = write_script(tmp_path / "s.jsonl", {"chunks": ["work"], "hang": True})
+    listener = start(script, state_dir, "--detach-grace", "60", scheme="http")
+    url = listener.url
+
+    async def connect(http: httpx.AsyncClient) -> dict[str, str]:
+        init = rpc(1, "initialize", {"protocolVersion": 1, "clientCapabilities": {}})
+        answer = await http.post(url, json=init, headers={**bearer(), **JSON})
+        return {"Acp-Connection-Id": answer.headers["Acp-Connection-Id"]}
+
+    def stream(http: httpx.AsyncClient, headers: dict[str, str]) -> Any:
+        return http.stream("GET", url, headers={**bearer(), **headers, "Accept": SSE})
+
+    async def post(http: httpx.AsyncClient, message: dict[str, Any], **headers: str) -> int:
+        sent = await http.post(url, json=message, headers={**bearer(), **JSON, **headers})
+        return sent.status_code
+
+    try:
+        async with httpx.AsyncClient(timeout=20) as http:
+            old = await connect(http)
+            async with stream(http, old) as connection_stream:
+                new = rpc(2, "session/new", {"cwd": str(workspace), "mcpServers": []})
+                await post(http, new, **old)
+                sid = (await anext(events(connection_stream)))["result"]["sessionId"]
+                old_session = {**old, "Acp-Session-Id": sid}
+                async with stream(http, old_session) as session_stream:
+                    updates = events(session_stream)
+                    await post(
+                        http, rpc(3, "session/prompt", prompt_params(sid, "go")), **old_session
+                    )
+                    while (await anext(updates)).get("params", {}).get("update", {}).get(
+                        "sessionUpdate"
+                    ) != "agent_message_chunk":
+                        pass
+            # no stream of the old connection is open: it is detached
+            fresh = await connect(http)
+            fresh_session = {**fresh, "Acp-Session-Id": sid}
+            resume = rpc(2, "session/resume", {"sessionId": sid, "cwd": str(workspace)})
+            async with stream(http, fresh_session) as session_stream:
+                messages = events(session_stream)
+                assert await post(http, resume, **fresh_session) == 202
+                with anyio.fail_after(10):
+                    while "id" not in (answer := await anext(messages)):
+                        pass
+                assert answer["result"]["_meta"]["acp_agent"]["runningTurn"] == {"turn": 1}
+                mode = {"sessionId": sid, "modeId": "read-only"}
+                assert await post(http, rpc(4, "session/set_mode", mode), **old_session) == 202
+                async with stream(http, old_session) as old_stream:
+                    refused = await anext(events(old_stream))
+                assert refused["id"] == 4 and "error" in refused  # the session is not its own
+                await post(http, rpc(None, "session/cancel", {"sessionId": sid}), **fresh_session)
+                with anyio.fail_after(10):
+                    while (ended := await anext(messages)).get("method") != "_acp_agent/turn_ended":
+                        pass
+                assert ended["params"] == {"sessionId": sid, "turn": 1, "stopReason": "cancelled"}
+            assert (await http.delete(url, headers={**bearer(), **old})).status_code == 202
+    finally:
+        assert stop(listener) == 0, listener.log_text()
+    assert check_journal(state_dir, sid, workspace).end_reasons() == ["cancelled"]

@@ -8,8 +8,9 @@ prompt left running when the client closes the connection, then the reconnect ru
 ``ws-stream.d.ts`` / ``http-stream.d.ts`` (a new stream, ``initialize``, check
 ``agentCapabilities.loadSession``, ``session/load``) and one more prompt. Every message the agent
 sent is validated against the ACP v1 schema (answers matched to the requests the client sent).
-The journal shows what docs/contract.md §10 requires of the dropped connection: its running
-turn ended ``cancelled``.
+The journal shows what docs/contract.md §10 requires of the dropped connection with
+``--detach-grace 0``: its running turn ended ``cancelled``; with a grace (§13) the turn goes on,
+the reconnect's ``session/load`` answer says ``runningTurn`` and the client cancels it.
 """
 
 from __future__ import annotations
@@ -48,9 +49,16 @@ def validate_wire(wire: dict[str, Any], schema: AcpSchema) -> Transcript:
     return transcript
 
 
+@pytest.mark.parametrize("grace", ["0", "600"])
 @pytest.mark.parametrize("scheme", ["ws", "http"])
 def test_typescript_sdk_over_the_network(
-    scheme: str, tmp_path: Path, home: Path, workspace: Path, state_dir: Path, acp_schema: AcpSchema
+    scheme: str,
+    grace: str,
+    tmp_path: Path,
+    home: Path,
+    workspace: Path,
+    state_dir: Path,
+    acp_schema: AcpSchema,
 ) -> None:
     (workspace / "notes.txt").write_text("hello from disk\n")
     script = write_script(
@@ -60,7 +68,8 @@ def test_typescript_sdk_over_the_network(
         {"chunks": ["left running"], "hang": True},
         {"text": "welcome back"},
     )
-    with listening(script, state_dir, "--log-level", "info", scheme=scheme) as agent:
+    flags = ("--log-level", "info", "--detach-grace", grace)
+    with listening(script, state_dir, *flags, scheme=scheme) as agent:
         completed = subprocess.run(
             [
                 node(),
@@ -108,5 +117,7 @@ def test_typescript_sdk_over_the_network(
     assert after[-1]["content"]["text"] == "welcome back"
 
     journal = check_journal(state_dir, first["sessionId"], workspace)
-    # docs/contract.md §10: the turn running when its connection went away ended cancelled.
+    # docs/contract.md §10: the turn running when its connection went away ended cancelled;
+    # §13: with a grace it went on, the reattached client was told (runningTurn) and cancelled it
     assert journal.end_reasons() == ["completed", "cancelled", "cancelled", "completed"]
+    assert second["runningTurn"] == (None if grace == "0" else {"turn": 3})

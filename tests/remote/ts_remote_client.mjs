@@ -159,11 +159,14 @@ async function secondConnection(sessionId) {
       await new Promise((resolve) => setTimeout(resolve, 25));
     }
     const replay = [...log.updates];
+    // With a detach grace (§13) the turn left running goes on and the answer says so: stop it.
+    const runningTurn = response?._meta?.acp_agent?.runningTurn ?? null;
+    if (runningTurn) await ctx.notify("session/cancel", { sessionId });
     const after = await ctx.request("session/prompt", {
       sessionId,
       prompt: [{ type: "text", text: "after the reconnect" }],
     });
-    return { response, replay, afterStopReason: after.stopReason };
+    return { response, replay, runningTurn, afterStopReason: after.stopReason };
   });
   return { ...summary, log, wire };
 }

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from acp_agent.content import TextContent
@@ -15,7 +17,15 @@ from acp_agent.journal.events import (
     UserMessage,
     source,
 )
-from acp_agent.turn.titles import TITLE_MAX_TOKENS, TITLE_SYSTEM, clean_title, title_request
+from acp_agent.turn.titles import (
+    TITLE_MAX_TOKENS,
+    TITLE_SYSTEM,
+    clean_title,
+    title_from,
+    title_request,
+)
+from tests.model.harness import in_process_agent
+from tests.session.test_shelf import new_session, script_catalog
 
 
 @pytest.mark.parametrize(
@@ -56,3 +66,24 @@ def test_the_request_carries_the_first_prompt_and_answer_no_tools_and_a_tiny_bou
     text = "".join(b.text for b in ask.content if isinstance(b, TextContent))
     assert text == "User: fix the login\n\nAssistant: Done: it was a race"
     assert title_request("s", entries[:2]) is None  # no direct prompt: no request
+
+
+@pytest.mark.parametrize(
+    "raw",
+    ["a\x1b[2Jb", "a\x00b", "a\x7fb", "a\x9b31mb", "a\x85b", "a\x1fb", "a\r\nb", "a\u009db"],
+)
+def test_titles_hold_no_c0_or_c1_control_character(raw: str) -> None:
+    assert title_from(raw).startswith("a") and title_from(raw).endswith("b")
+    for title in (title_from(raw), clean_title(raw) or ""):
+        assert not any(ord(c) < 0x20 or 0x7F <= ord(c) <= 0x9F for c in title)
+
+
+async def test_a_client_title_loses_its_control_characters(tmp_path: Path) -> None:
+    state = tmp_path / "state"
+    async with in_process_agent(script_catalog(tmp_path), state) as agent:
+        sid = await new_session(agent, tmp_path)
+        titled = await agent.request(
+            "session/set_title", {"sessionId": sid, "title": "Fix\x1b]0;pwned\x07 the\x9b bug"}
+        )
+    assert titled["result"] == {"title": "Fix ]0;pwned the bug"}
+    assert (state / "sessions" / sid / "title").read_text() == "Fix ]0;pwned the bug"

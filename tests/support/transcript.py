@@ -144,3 +144,17 @@ def clip(data: bytes | bytearray, limit: int = 300) -> str:
 def tail(data: bytes | bytearray, limit: int = 2000) -> str:
     text = bytes(data[-limit:]).decode("utf-8", "replace")
     return text if text.strip() else "(empty)"
+
+
+def without_seq(update: JsonObject) -> JsonObject:
+    """``update`` without its ``_meta.acp_agent.seq`` (docs/contract.md §13), and without a
+    ``_meta`` left empty by that: for comparing what is sent apart from its position."""
+    meta = update.get("_meta")
+    if not isinstance(meta, dict) or not isinstance(meta.get("acp_agent"), dict):
+        return update
+    ours = {k: v for k, v in meta["acp_agent"].items() if k != "seq"}
+    rest = {k: v for k, v in meta.items() if k != "acp_agent"}
+    if ours:
+        rest["acp_agent"] = ours
+    trimmed = {k: v for k, v in update.items() if k != "_meta"}
+    return {**trimmed, "_meta": rest} if rest else trimmed

@@ -13,6 +13,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from acp_agent.acp import projection
+from acp_agent.acp.cursor import numbers, stamped
 from acp_agent.acp.observer import REPLAY_BLOCK, AcpObserver
 from acp_agent.acp.schema import SessionNotification
 from acp_agent.content import ContentBlock, TextContent
@@ -70,16 +71,17 @@ POOL: list[Event] = [
 
 
 def one_frame_each(entries: list[Entry], compaction_updates: bool) -> bytes:
-    """The slow path: ``project`` per entry and one ``encode_notification`` per update."""
+    """The slow path: ``project`` per entry and one ``encode_notification`` per update, each
+    numbered by ``cursor.numbers``."""
     names: projection.ToolNames = {}
     frames = []
     for entry in entries:
-        for update in projection.project(
+        updates = projection.project(
             entry, Catalog(), live=False, compaction_updates=compaction_updates, names=names
-        ):
-            frames.append(
-                encode_notification("session/update", SessionNotification(SESSION, update))
-            )
+        )
+        for update, seq in zip(updates, numbers(entry.seq, updates), strict=True):
+            notification = SessionNotification(SESSION, stamped(update, seq))
+            frames.append(encode_notification("session/update", notification))
     return b"".join(frames)
 
 

@@ -24,6 +24,7 @@ from tests.integration.support import (
 from tests.support.acp_schema import JsonObject
 from tests.support.recording import RecordedAgent, RecordingClient, recorded_agent
 from tests.support.requests import read_requests
+from tests.support.transcript import without_seq
 from tests.tools.support import HoldingClient, TerminalClient, call, finals, group_gone, script
 
 pytestmark = pytest.mark.subprocess
@@ -51,7 +52,14 @@ async def test_an_edit_through_the_client_asks_first_and_shows_a_diff(
     assert path.read_text(encoding="utf-8") == "x = 1\n", "the client owns the write"
     (asked,) = client.permission_requests
     assert asked.tool_call.tool_call_id == "c1" and asked.tool_call.title == "Edit a.py"
-    assert [o.kind for o in asked.options] == ["allow_once", "allow_always", "reject_once"]
+    options = [(o.option_id, o.kind) for o in asked.options]
+    assert options == [
+        ("allow_once", "allow_once"),
+        ("allow_always", "allow_always"),
+        ("allow_project", "allow_always"),
+        ("reject_once", "reject_once"),
+    ]
+    assert asked.options[2].name == "Always allow file edits in this project"
     diff = {"type": "diff", "path": str(path), "oldText": "x = 1", "newText": "x = 2"}
     assert asked.tool_call.model_dump(by_alias=True, exclude_none=True)["content"] == [diff]
     (start,) = [u for u in updates if u["sessionUpdate"] == "tool_call"]
@@ -299,7 +307,8 @@ async def test_the_plan_is_sent_and_replayed_with_the_diffs(
     ) as agent:
         sid = await agent.handshake(workspace)
         await agent.prompt_text(sid, "plan")
-        live = [u for u in agent.transcript.session_updates(sid) if u["sessionUpdate"] == "plan"]
+        updates = agent.transcript.session_updates(sid)
+        live = [without_seq(u) for u in updates if u["sessionUpdate"] == "plan"]
         live_final = finals(turn_updates(agent, sid, "plan"))
     assert live == [
         {
@@ -314,7 +323,7 @@ async def test_the_plan_is_sent_and_replayed_with_the_diffs(
         await agent.conn.initialize(protocol_version=1, client_capabilities=None)
         await agent.conn.load_session(cwd=str(workspace), session_id=sid, mcp_servers=[])
         replayed = agent.transcript.session_updates(sid)
-    assert [u for u in replayed if u["sessionUpdate"] == "plan"] == live
+    assert [without_seq(u) for u in replayed if u["sessionUpdate"] == "plan"] == live
     assert [u for u in replayed if u.get("status") in ("completed", "failed")] == live_final
 
 
