@@ -230,6 +230,15 @@ def context_window_of(provider: ModelProvider) -> int | None:
     return window if window is not None and window > 0 else None
 
 
+async def learn_window(provider: ModelProvider) -> None:
+    """Let a provider that can ask its server for the window do so now (``learn_window``, an
+    optional method: the OpenAI-compatible provider's ``openai/probe.py``), so the session's
+    first request is sized for it."""
+    learn = getattr(provider, "learn_window", None)
+    if learn is not None:
+        await learn()
+
+
 class ModelProvider(Protocol):
     name: str
 

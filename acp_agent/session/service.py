@@ -127,6 +127,7 @@ class Session(Generic[Obs]):
         self.unavailable_model: str | None = None
         """The saved model ``restore`` could not use (the session fell back to the default)."""
         actor.deps.system_prompt = self.system_prompt
+        actor.deps.compact_for = self.compact_for
         actor.deps.tools.permissions.on_switch = self._switched_inside
         actor.deps.remember_learned = self._remember_learned
 
@@ -458,11 +459,15 @@ class Session(Generic[Obs]):
         self._prompt = prompt
         await self._save_settings()
 
-    def system_prompt(self, turn_started_ms: int) -> str:
-        """The system message of a request whose turn started then (``system_prompt.py``)."""
+    def system_prompt(self, turn_started_ms: int, compact: bool = False) -> str:
+        """The system message of a request whose turn started then (``system_prompt.py``);
+        ``compact``: the short built-in text, for a small window."""
         roots = self.actor.deps.tools.context.all_roots()
         wiring, skills = self._sessions.wiring.prompt, self.skills
-        return render(wiring, self._prompt, roots, turn_started_ms, skills_prompt(skills))
+        return render(wiring, self._prompt, roots, turn_started_ms, skills_prompt(skills), compact)
+
+    def compact_for(self, window: int) -> bool:
+        return self._sessions.wiring.prompt.compact_for(window)
 
     async def _save_settings(self) -> None:
         level, prompt = self.thought_level, self._prompt
@@ -783,6 +788,7 @@ def _unlink(actor: SessionActor) -> None:
     which kept the whole history alive until a collection of the cyclic GC (the journal's
     entries are not tracked by it: ``journal/events.py``); now it goes when the session does."""
     actor.deps.system_prompt = None
+    actor.deps.compact_for = None
     actor.deps.tools.permissions.on_switch = None
     actor.deps.remember_learned = None
 

@@ -76,6 +76,7 @@ from acp_agent.model.base import (
     Usage,
     UserTurn,
     context_window_of,
+    learn_window,
     tokens_of,
 )
 from acp_agent.turn.admission import AdditionalContext, Allow
@@ -660,10 +661,12 @@ class SessionActor:
     async def _fitted_request(self, turn: int, step: int) -> ModelRequest:
         """The next request of the turn, its tool results fitted to the window as learned:
         the oldest of the turn's are left out first (``fit.fit_tool_results``)."""
+        await learn_window(self.deps.model)
         await self._learn_declared()
         messages = self._history.messages(self.entries)
-        specs = await self.deps.tools.prepare()  # MCP servers connect at the first one
-        system = self._system()
+        compact = self._compact_prompt()
+        specs = await self.deps.tools.prepare(compact)  # MCP servers connect at the first one
+        system = self._system(compact)
         self._fixed_tokens = tokens_of(len(system) + len(msgspec.json.encode(specs)))
         gauge, window = self._gauge(), self.window()
         recent = turn_tool_results(self.entries)
@@ -735,14 +738,19 @@ class SessionActor:
         await self.observer.titled(title)
         self._log.info("title_written", by="model")
 
-    def _system(self) -> str:
+    def _compact_prompt(self) -> bool:
+        decide = self.deps.compact_for
+        return decide is not None and decide(self.window())
+
+    def _system(self, compact: bool | None = None) -> str:
         """The system message for a request now: of the open turn's start (a journaled time,
         so a replayed journal asks the same), else of now (a compaction between turns)."""
         render = self.deps.system_prompt
         if render is None:
             return ""
         started = turns.open_turn_started(self.entries)
-        return render(started if started is not None else self.deps.clock())
+        compact = self._compact_prompt() if compact is None else compact
+        return render(started if started is not None else self.deps.clock(), compact)
 
     async def _run_tool(self, ticket: int, call: ToolCallPart) -> None:
         scope = self._workers[ticket]

@@ -125,8 +125,12 @@ class SessionDeps(msgspec.Struct):
     """The model's context window in tokens: drives automatic compaction (``compaction.py``)."""
     reasoning_effort: str | None = None
     """The session's thinking level, sent with every request (``None``: the model's default)."""
-    system_prompt: Callable[[int], str] | None = None
-    """The system message for a request whose turn started at this time (ms); None: none."""
+    system_prompt: Callable[[int, bool], str] | None = None
+    """The system message for a request whose turn started at this time (ms), compact or not;
+    None: none."""
+    compact_for: Callable[[int], bool] | None = None
+    """Whether a window of this many tokens gets the compact prompt and the core tools with
+    short descriptions (``[agent] prompt``); None: never."""
     model_titles: bool = False
     """Ask the model for a title after the first turn (``titles.py``); never a script model's."""
     learned: Learned | None = None

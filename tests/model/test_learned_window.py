@@ -143,3 +143,36 @@ async def test_the_learned_window_is_kept_across_a_reload(tmp_path: Path) -> Non
 
 def journal_text(state: Path) -> str:
     return "".join(p.read_text("utf-8") for p in state.rglob("*.jsonl"))
+
+
+@pytest.mark.parametrize("n_ctx", [4096, 8192])
+async def test_a_small_window_gets_a_first_request_of_at_most_15_percent(
+    n_ctx: int, tmp_path: Path
+) -> None:
+    """The compact prompt and the core tools, short (issue 28 point 3); the tool loop works."""
+    (tmp_path / "a.txt").write_text("alpha\n")
+    read = Answer(tool="read_file", arguments='{"path": "a.txt"}')
+    async with (
+        fake_llamacpp(n_ctx, read, Answer("It says alpha.")) as server,
+        in_process_agent(catalog(server), tmp_path / "s") as agent,
+    ):
+        sid = await new_session(agent, tmp_path)
+        answer = await prompt(agent, sid, "What does a.txt say?")
+        assert answer["result"]["stopReason"] == "end_turn", answer
+    first, second = server.bodies[:2]
+    assert server.counted[0] <= 0.15 * n_ctx, server.counted
+    assert {t["function"]["name"] for t in first["tools"]} <= {
+        "read_file", "edit_file", "write_file", "run_command"
+    }  # fmt: skip
+    assert "alpha" in json.dumps([m for m in second["messages"] if m["role"] == "tool"])
+
+
+async def test_a_large_window_keeps_the_full_prompt(tmp_path: Path) -> None:
+    async with (
+        fake_llamacpp(32768) as server,
+        in_process_agent(catalog(server), tmp_path / "s") as agent,
+    ):
+        sid = await new_session(agent, tmp_path)
+        await prompt(agent, sid, "hi")
+    assert server.counted[0] > 0.15 * 4096
+    assert len(server.bodies[0]["tools"]) > 6

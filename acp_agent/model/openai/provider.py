@@ -200,6 +200,12 @@ class OpenAICompatible:
                 yield Retrying(attempt, self.retry.max_retries, reason, round(delay * 1000))
                 await anyio.sleep(delay)
 
+    async def learn_window(self) -> None:
+        """Ask the server for its window now (before the session builds its first request),
+        when this provider would (``probe.py``); once."""
+        if self._probe:
+            await self._learn_window()
+
     async def _learn_window(self) -> None:
         """Once: the window the server names becomes the one this provider declares (the
         session reads ``capabilities.context_window`` for every request)."""
