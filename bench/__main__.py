@@ -28,6 +28,7 @@ from bench.cases import (
     cancel,
     checkpoints,
     first_token,
+    gguf_first,
     inject,
     memory,
     postgres,
@@ -69,6 +70,7 @@ CASES: dict[str, Case] = {
     "postgres": postgres.run,
     "search": search.run,
     "checkpoints": checkpoints.run,
+    "gguf_first": gguf_first.run,
 }
 ORDER = [
     "inject",
@@ -84,6 +86,7 @@ ORDER = [
     "postgres",
     "search",
     "checkpoints",
+    "gguf_first",
 ]
 KEY_ORDER = [
     "inject_durable_p50",
@@ -121,6 +124,8 @@ KEY_ORDER = [
     "postgres_load_small",
     "search_100k",
     "checkpoint_run_command",
+    "gguf_first_request_tokens",
+    "gguf_first_request_ms",
 ]
 
 

@@ -108,3 +108,22 @@ async def test_tool_call_json_cut_off_goes_back_to_the_model_as_a_failed_result(
     results = [e.event for e in entries if isinstance(e.event, ToolResult)]
     told = [r for r in results if "not a JSON object" in str(r.content)]
     assert told and told[0].is_error, (outcome, results)
+
+
+@pytest.mark.parametrize("window", [4096, 8192])
+async def test_the_first_request_of_a_small_window_is_at_most_15_percent_of_it(
+    window: int, smollm2: Path, tmp_path: Path
+) -> None:
+    """As llama.cpp counts it (its ``usage``), with the coding tools and the built-in prompt."""
+    from acp_agent.tools.registry import coding_tools
+
+    gguf = GgufModel(smollm2, GgufSettings(context_window=window, max_output_tokens=8))
+    try:
+        async with Agent.open(tmp_path / "state", gguf, tools=lambda _: coding_tools()) as agent:
+            session = await agent.new_session(tmp_path)
+            outcome = await (await session.send("Say hi.")).outcome()
+    finally:
+        await gguf.aclose()
+    assert isinstance(outcome, Finished) and outcome.usage is not None, outcome
+    record_timing(f"first_request_{window}", prompt_tokens=outcome.usage.input_tokens)
+    assert outcome.usage.input_tokens <= 0.15 * window, outcome.usage
