@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 
+from acp_agent.model.config import ProviderEntry
 from acp_agent.model.registry import ModelCatalog
 from tests.model.fake_llamacpp import Answer, FakeLlamaCpp, fake_llamacpp
 from tests.model.harness import InProcessAgent, in_process_agent
@@ -176,3 +177,17 @@ async def test_a_large_window_keeps_the_full_prompt(tmp_path: Path) -> None:
         await prompt(agent, sid, "hi")
     assert server.counted[0] > 0.15 * 4096
     assert len(server.bodies[0]["tools"]) > 6
+
+
+async def test_a_provider_marked_local_gets_no_title_requests(tmp_path: Path) -> None:
+    async with fake_llamacpp(N_CTX) as server:
+        entry = ProviderEntry(base_url=server.base_url, api_key_env="", local=True)
+        models = ModelCatalog("mine:m", {"mine": entry}, {})
+        provider = models.provider("mine:m")
+        assert provider.capabilities.local_cpu and not provider.capabilities.writes_titles
+        async with in_process_agent(models, tmp_path / "s") as agent:
+            sid = await new_session(agent, tmp_path)
+            for text in ("hello", "again"):
+                assert (await prompt(agent, sid, text))["result"]["stopReason"] == "end_turn"
+    assert server.title_requests == []
+    assert len(server.bodies) == 2
