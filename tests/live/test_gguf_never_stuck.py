@@ -114,14 +114,23 @@ async def test_tool_call_json_cut_off_goes_back_to_the_model_as_a_failed_result(
 async def test_the_first_request_of_a_small_window_is_at_most_15_percent_of_it(
     window: int, smollm2: Path, tmp_path: Path
 ) -> None:
-    """As llama.cpp counts it (its ``usage``), with the coding tools and the built-in prompt."""
+    """As llama.cpp counts it (its ``usage``), with the coding tools and the built-in prompt,
+    the tools rendered (``chatml_tools.jinja``: SmolLM2's own template drops them)."""
     from acp_agent.tools.registry import coding_tools
 
-    gguf = GgufModel(smollm2, GgufSettings(context_window=window, max_output_tokens=8))
+    chosen = GgufSettings(
+        context_window=window,
+        max_output_tokens=96,
+        chat_template=TOOLS_TEMPLATE,
+        tool_choice="required",  # the template's grammar: a well-formed call, one step
+    )
+    gguf = GgufModel(smollm2, chosen)
     try:
-        async with Agent.open(tmp_path / "state", gguf, tools=lambda _: coding_tools()) as agent:
+        async with Agent.open(
+            tmp_path / "state", gguf, tools=lambda _: coding_tools(), max_steps=1
+        ) as agent:
             session = await agent.new_session(tmp_path)
-            outcome = await (await session.send("Say hi.")).outcome()
+            outcome = await (await session.send("Read notes.txt.")).outcome()
     finally:
         await gguf.aclose()
     assert isinstance(outcome, Finished) and outcome.usage is not None, outcome
