@@ -297,6 +297,11 @@ class GgufModel:
                 local.server = None  # the last reference: llama.cpp stops here
                 log.info("gguf_server_stopped", model=str(self.path))
 
+    async def start(self) -> None:
+        """Load the model and start its server now, not at the first request (a benchmark
+        that times requests, not the load)."""
+        await self._started()
+
     async def _started(self) -> OpenAICompatible:
         async with self._lock:
             if self._client is None:
