@@ -23,8 +23,10 @@ checked before anything is created and become the session's MCP servers (``mcp/h
 connected at its first model request.
 ``session/delete`` and the unstable ``session/set_title``, ``session/status``,
 ``session/archive`` and ``session/unarchive`` are ``session_admin.py``'s. A client's
-``$/cancel_request`` for a pending ``session/prompt`` ends it like ``session/cancel``
-(``Deferred.on_cancel``; the connection routes it).
+``$/cancel_request`` for a pending ``session/prompt`` ends that prompt only
+(``Deferred.on_cancel`` is ``PendingPrompt.cancel``; the connection routes it): queued, it is
+answered ``cancelled`` without running; running, its turn ends as with ``session/cancel``; the
+session's other prompts run.
 """
 
 from __future__ import annotations
@@ -408,7 +410,7 @@ class AgentServer:
             return ran
         pending = ran if ran is not None else await session.send(blocks)
         cancelled = PromptResult(stop_reason="cancelled")
-        return Deferred(self._answer(pending), abandoned=cancelled, on_cancel=session.cancel)
+        return Deferred(self._answer(pending), abandoned=cancelled, on_cancel=pending.cancel)
 
     async def _answer(self, pending: PendingPrompt) -> PromptResult:
         return outcome_result(await pending.outcome())

@@ -89,11 +89,17 @@ class Injected(msgspec.Struct, frozen=True):
 class PendingPrompt:
     """A prompt accepted into the session's FIFO; its outcome arrives when its turn ends."""
 
-    def __init__(self, reply: Reply[Outcome]) -> None:
+    def __init__(self, reply: Reply[Outcome], actor: SessionActor) -> None:
         self._reply = reply
+        self._actor = actor
 
     async def outcome(self) -> Outcome:
         return await self._reply.wait()
+
+    async def cancel(self) -> None:
+        """End this prompt only (``$/cancel_request``): queued, it never runs; running, its
+        turn ends cancelled; the session's other prompts run as if it had not been sent."""
+        await self._actor.cancel_prompt(self._reply)
 
 
 class Session(Generic[Obs]):
@@ -142,7 +148,7 @@ class Session(Generic[Obs]):
 
     async def _send(self, prompt: Content, *, read_only: bool) -> PendingPrompt:
         blocks = await with_linked_files(as_blocks(prompt), self.actor.deps.tools.context)
-        pending = PendingPrompt(await self.actor.submit(blocks, read_only=read_only))
+        pending = PendingPrompt(await self.actor.submit(blocks, read_only=read_only), self.actor)
         await self._tell_of_unseen_images(blocks)
         return pending
 
@@ -169,7 +175,7 @@ class Session(Generic[Obs]):
 
     async def compact(self, instructions: str = "") -> PendingPrompt:
         """Queue a compaction like the prompt ``/compact instructions``; FIFO with prompts."""
-        return PendingPrompt(await self.actor.compact(instructions))
+        return PendingPrompt(await self.actor.compact(instructions), self.actor)
 
     async def cancel(self) -> None:
         await self.actor.cancel()

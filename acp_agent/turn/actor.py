@@ -103,6 +103,7 @@ from acp_agent.turn.vocabulary import (
     Append,
     Blocked,
     Cancel,
+    CancelPrompt,
     Commit,
     CommitInBackground,
     CompactionDone,
@@ -255,6 +256,12 @@ class SessionActor:
         # waits in the mailbox (say, during the turn-end fsync) is answered ``cancelled``.
         self._cancel_pending = True
         await self._post(Cancel())
+
+    async def cancel_prompt(self, reply: Reply[Outcome]) -> None:
+        """Cancel the one prompt ``reply`` answers (``CancelPrompt``): nothing once answered."""
+        ref = next((r for r, waiting in self._replies.items() if waiting is reply), None)
+        if ref is not None:
+            await self._post(CancelPrompt(ref))
 
     async def commit_repair(self) -> None:
         """Make load-time repairs durable; a failure is reported (log + observer), not raised:
