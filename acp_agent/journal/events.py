@@ -44,6 +44,8 @@ class SourceKind(StrEnum):
     PLUGIN = "plugin"
     SKILL = "skill"
     """A skill's body, injected when the user invokes it (``session/skills.py``); has ``name``."""
+    TASK = "task"
+    """A background task's ending (``tools/background.py``); has ``id``, the task's id."""
     COMPACTION = "compaction"
     """Not a ``user/message`` source: tags the model message a compaction's summary becomes."""
 

@@ -20,6 +20,7 @@ Refusals are ``errors.py``'s plain exceptions; the ACP router maps them to wire 
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Coroutine, Sequence
+from dataclasses import replace
 from functools import partial
 from pathlib import Path
 from typing import Any, Generic
@@ -55,6 +56,7 @@ from acp_agent.session.shelf import delete_session, existing_dir, refuse_if_held
 from acp_agent.session.system_prompt import SessionPrompt, render
 from acp_agent.session.wiring import Obs, Wiring
 from acp_agent.session.workspace import find_instructions
+from acp_agent.tools.background import TaskTable
 from acp_agent.tools.permissions import Mode, parse_mode
 from acp_agent.turn.actor import SessionActor
 from acp_agent.turn.ports import Reply, SessionDeps, new_id, now_ms
@@ -407,6 +409,8 @@ class Sessions(Generic[Obs]):
         opened = await open_journal(self.state_dir, session_id, self._file_factory)
         session = await self._start(opened.header, opened.writer, opened)
         await session.actor.commit_repair()  # a failure is reported like any flush failure
+        if opened.reported:  # the task endings the open appended (``opening.py``)
+            await anyio.to_thread.run_sync(opened.tasks.mark_reported, opened.reported)
         session.restore(await load_settings(self.state_dir, session_id))
         return session
 
@@ -435,11 +439,16 @@ class Sessions(Generic[Obs]):
         self, header: SessionHeader, writer: JournalWriter, opened: Opened | None = None
     ) -> Session[Obs]:
         deps = self._deps(header)
+        directory = session_dir(self.state_dir, header.id)
+        tasks = opened.tasks if opened else TaskTable(directory, now_ms)
+        deps.tools.context = replace(deps.tools.context, tasks=tasks)
         observer = self.wiring.observer(header, deps.tools)
         entries, title = (opened.entries, opened.title) if opened else ([], None)
         actor = SessionActor(header, writer, entries, deps, observer, title)
+        await self._tg.start(tasks.run)
         await self._tg.start(actor.run)
         session = self._open[header.id] = Session(actor, self, observer)
+        tasks.on_end = session.inject  # a task's ending: the injection path (contract §12)
         log.info("session_started", session_id=header.id, cwd=header.cwd)
         return session
 
@@ -576,6 +585,8 @@ def _unlink(actor: SessionActor) -> None:
     entries are not tracked by it: ``journal/events.py``); now it goes when the session does."""
     actor.deps.system_prompt = None
     actor.deps.tools.permissions.on_switch = None
+    if actor.deps.tools.context.tasks is not None:
+        actor.deps.tools.context.tasks.on_end = None
 
 
 async def _nothing() -> None:

@@ -90,7 +90,9 @@ class ToolRunner:
         return self.specs()
 
     async def aclose(self) -> None:
-        """Stop what the tools keep running between calls (MCP servers)."""
+        """Stop what the tools keep running between calls (background tasks, MCP servers)."""
+        if self.context.tasks is not None:
+            await self.context.tasks.close()
         if self.mcp is not None:
             await self.mcp.aclose()
 
