@@ -46,6 +46,7 @@ from acp_agent.commands.commands import (
     Invocation,
     parse_invocation,
     skill_prompt,
+    tasks_text,
     with_notes,
 )
 from acp_agent.content import ContentBlock
@@ -54,6 +55,7 @@ from acp_agent.journal.events import SourceKind, source
 from acp_agent.session.errors import UnknownModel
 from acp_agent.session.service import PendingPrompt, Session
 from acp_agent.tools.permissions import MODES
+from acp_agent.turn.ports import now_ms
 
 AcpSession = Session[AcpObserver]
 ConfigOptions = Callable[[AcpSession], list[SessionConfigSelect]]
@@ -83,6 +85,9 @@ class SlashCommands:
                 return await session.send(with_notes(INIT_INSTRUCTION, invocation.rest))
             case Command.REVIEW:
                 return await self._review(session, invocation)
+            case Command.TASKS:
+                text = tasks_text(session.tasks, now_ms())
+                return await self._answer(session, Command.TASKS, text)
         skill = session.skill(invocation.name)
         if skill is None:
             return None
@@ -161,5 +166,6 @@ def status_text(session: AcpSession) -> str:
         f"Cost: {f'${cost:.4f}' if cost else 'none reported'}",
         f"Turns: {session.turns}",
         f"Skills: {', '.join('/' + s.name for s in session.skills) or 'none'}",
+        tasks_text(session.tasks, now_ms()),
     ]
     return "\n".join(lines)

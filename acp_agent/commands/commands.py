@@ -11,6 +11,7 @@ vocabulary (``BUILT_IN``, advertised to ACP clients in this order, then the sess
 | ``/review [focus]`` | a read-only turn: the working tree's diff as context, then ``REVIEW_INSTRUCTION`` | yes, unless there is nothing to review |
 | ``/status`` | the agent, from the session's state (an agent message, not journaled) | no |
 | ``/model NAME``, ``/mode NAME`` | the config options (same effect and notifications) | no |
+| ``/tasks`` | the agent, from the session's task table (``tasks_text``; like ``/status``) | no |
 | ``/<skill> REST`` | a normal turn: the skill's body as context, then ``REST`` | yes |
 
 A name that is neither a built-in nor a skill is no command: the prompt goes to the model as
@@ -28,6 +29,7 @@ import msgspec
 
 from acp_agent.commands.skills import Skill
 from acp_agent.content import ContentBlock, TextContent
+from acp_agent.tools.task_record import TaskRecord
 from acp_agent.turn.compaction import COMMANDS as COMPACTION_COMMANDS, SlashCommand
 
 
@@ -38,6 +40,7 @@ class Command(StrEnum):
     STATUS = "status"
     MODEL = "model"
     MODE = "mode"
+    TASKS = "tasks"
 
 
 BUILT_IN: Final = (
@@ -59,6 +62,7 @@ BUILT_IN: Final = (
     ),
     SlashCommand(Command.MODEL, "Switch the session's model", "model id (empty: list them)"),
     SlashCommand(Command.MODE, "Switch the session's mode", "mode id (empty: list them)"),
+    SlashCommand(Command.TASKS, "List the session's background tasks (no model call)", ""),
 )
 RESERVED: Final = frozenset(str(c) for c in Command)
 _INVOCATION: Final = re.compile(r"/(\S+)(?:\s+(.*))?", re.DOTALL)
@@ -114,3 +118,15 @@ def advertised(skills: Sequence[Skill]) -> list[SlashCommand]:
     """The built-in commands, then the skills (their hint: what follows the command)."""
     own = [SlashCommand(s.name, s.description, "what to do with the skill") for s in skills]
     return [*BUILT_IN, *own]
+
+
+def tasks_text(records: Sequence[TaskRecord], now_ms: int) -> str:
+    """``/tasks`` (and ``/status``'s tasks): each background task, its state and command."""
+    if not records:
+        return "No background tasks in this session."
+    lines = [f"Background tasks ({sum(r.running for r in records)} running):"]
+    for record in records:
+        ended = record.ended_ms if record.ended_ms is not None else now_ms
+        seconds = (ended - record.started_ms) / 1000
+        lines.append(f"- {record.id}: {record.state()}, {seconds:.1f} s: $ {record.command}")
+    return "\n".join(lines)

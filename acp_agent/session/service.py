@@ -58,6 +58,7 @@ from acp_agent.session.wiring import Obs, Wiring
 from acp_agent.session.workspace import find_instructions
 from acp_agent.tools.background import TaskTable
 from acp_agent.tools.permissions import Mode, parse_mode
+from acp_agent.tools.task_record import TaskRecord
 from acp_agent.turn.actor import SessionActor
 from acp_agent.turn.ports import Reply, SessionDeps, new_id, now_ms
 from acp_agent.turn.vocabulary import Outcome, Placement, TurnUsage
@@ -134,6 +135,12 @@ class Session(Generic[Obs]):
     @property
     def writer(self) -> JournalWriter:
         return self.actor.writer
+
+    @property
+    def tasks(self) -> list[TaskRecord]:
+        """The session's background tasks, oldest first (``tools/background.py``)."""
+        table = self.actor.deps.tools.context.tasks
+        return list(table.records.values()) if table is not None else []
 
     @property
     def turns(self) -> int:

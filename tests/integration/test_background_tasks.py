@@ -64,8 +64,18 @@ async def test_a_task_ending_between_turns_is_appended_announced_and_runs_no_mod
         assert not task_chunks(peer, SID)  # still running
         go.touch()
         await peer.until(lambda: bool(task_chunks(peer, SID)), 10, "the task's ending")
+        assert await prompt_and_wait(peer, 4, SID, "/tasks") == "end_turn"
+        assert await prompt_and_wait(peer, 5, SID, "/status") == "end_turn"
         await agent.close_stdin()
         await peer.to_the_end(10)
+    answers = {
+        u["_meta"]["acp_agent"]["command"]: u["content"]["text"]
+        for u in updates(peer, SID, "agent_message_chunk")
+        if "command" in u.get("_meta", {}).get("acp_agent", {})
+    }
+    listed = "- t1: exited 3, "
+    assert "Background tasks (0 running):" in answers["tasks"] and listed in answers["tasks"]
+    assert f"s: $ {command}" in answers["tasks"] and listed in answers["status"]
     [chunk] = task_chunks(peer, SID)
     assert chunk["_meta"] == {"acp_agent": {"source": {"kind": "task", "id": "t1"}}}
     text = chunk_text(chunk)
