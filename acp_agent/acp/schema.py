@@ -165,6 +165,8 @@ class SessionInfo(Wire, frozen=True):
     updated_at: str | None = None
     archived: bool | None = None
     """Unstable; on every listed session, since the agent advertises ``archive``."""
+    meta: JsonObject | None = meta_field()
+    """``{"acp_agent": {"parentSessionId"}}`` on a subagent's session."""
 
 
 class ListSessionsResult(Wire, frozen=True):

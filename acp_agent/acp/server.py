@@ -90,12 +90,13 @@ from acp_agent.acp.schema import (
 from acp_agent.acp.session_admin import SessionAdmin, tell_fallback
 from acp_agent.acp.thought_option import THOUGHT_OPTION, choose_level, thought_option
 from acp_agent.commands.commands import advertised
+from acp_agent.content import JsonObject
 from acp_agent.errors import InternalError, InvalidParams, decode_params
 from acp_agent.journal.events import SourceKind, source, source_kind
 from acp_agent.mcp.config import McpServerConfig, journaled, parse_servers
 from acp_agent.model.openai.warm import warm_up
 from acp_agent.model.registry import ModelCatalog
-from acp_agent.session.catalog import ArchiveFilter, BadCursor, list_sessions
+from acp_agent.session.catalog import ArchiveFilter, BadCursor, SessionSummary, list_sessions
 from acp_agent.session.errors import SessionError
 from acp_agent.session.service import PendingPrompt, Session, Sessions
 from acp_agent.session.system_prompt import SessionPrompt
@@ -398,7 +399,7 @@ class AgentServer:
             page, cursor = list_sessions(state_dir, cwd, cursor, archived=archived)
         except BadCursor as exc:
             raise InvalidParams(str(exc), {"path": "$.cursor"}) from exc
-        infos = [SessionInfo(s.session_id, s.cwd, s.title, s.updated_at, s.archived) for s in page]
+        infos = [_session_info(s) for s in page]
         return ListSessionsResult(sessions=infos, next_cursor=cursor)
 
     async def prompt(self, params: PromptParams) -> PromptResult | Deferred:
@@ -488,6 +489,14 @@ class _Setup(msgspec.Struct, frozen=True):
         await session.use_mcp_servers(self.servers)
         if self.prompt is not None:
             await session.set_prompt(self.prompt)
+
+
+def _session_info(s: SessionSummary) -> SessionInfo:
+    parent = s.parent_session_id
+    meta: JsonObject | None = None
+    if parent is not None:
+        meta = {"acp_agent": {"parentSessionId": parent}}
+    return SessionInfo(s.session_id, s.cwd, s.title, s.updated_at, s.archived, meta)
 
 
 def _kept_cwd(session: AcpSession, requested: str) -> dict[str, str] | None:

@@ -43,6 +43,8 @@ class SessionSummary(msgspec.Struct, frozen=True):
     updated_ns: int
     title: str | None
     archived: bool = False
+    parent_session_id: str | None = None
+    """The session whose subagent this one is (``subagents.py``'s side file)."""
 
     @property
     def updated_at(self) -> str:
@@ -106,7 +108,18 @@ def summary(state_dir: Path, session_id: str) -> SessionSummary | None:
     except (OSError, msgspec.DecodeError):
         return None
     archived = (directory / ARCHIVED_FILE).exists()
-    return SessionSummary(header.id, header.cwd, updated, read_title(directory), archived)
+    title, parent = read_title(directory), _parent_of(directory)
+    return SessionSummary(header.id, header.cwd, updated, title, archived, parent)
+
+
+def _parent_of(directory: Path) -> str | None:
+    """The parent named by a subagent's link file (``subagents.LINK_FILE``), if any."""
+    try:
+        raw = msgspec.json.decode((directory / "subagent.json").read_bytes())
+    except (OSError, msgspec.DecodeError):
+        return None
+    parent = raw.get("parentSessionId") if isinstance(raw, dict) else None
+    return parent if isinstance(parent, str) else None
 
 
 def all_summaries(state_dir: Path) -> list[SessionSummary]:

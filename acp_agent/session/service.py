@@ -53,14 +53,16 @@ from acp_agent.session.opening import Opened, create_journal, fork_journal, open
 from acp_agent.session.resources import with_linked_files
 from acp_agent.session.settings import SessionSettings, load_settings, save_settings
 from acp_agent.session.shelf import delete_session, existing_dir, refuse_if_held
+from acp_agent.session.subagents import SessionSubagents, read_link
 from acp_agent.session.system_prompt import SessionPrompt, render
 from acp_agent.session.wiring import Obs, Wiring
 from acp_agent.session.workspace import find_instructions
 from acp_agent.tools.background import TaskTable
-from acp_agent.tools.permissions import Mode, parse_mode
+from acp_agent.tools.permissions import Mode, Permissions, parse_mode
+from acp_agent.tools.subagent import MAX_DEPTH
 from acp_agent.tools.task_record import TaskRecord
 from acp_agent.turn.actor import SessionActor
-from acp_agent.turn.ports import Reply, SessionDeps, new_id, now_ms
+from acp_agent.turn.ports import Reply, SessionDeps, SessionObserver, new_id, now_ms
 from acp_agent.turn.vocabulary import Outcome, Placement, TurnUsage
 
 log = structlog.get_logger("acp_agent.sessions")
@@ -135,6 +137,36 @@ class Session(Generic[Obs]):
     @property
     def writer(self) -> JournalWriter:
         return self.actor.writer
+
+    @property
+    def tool_names(self) -> list[str]:
+        """The session's built-in tools (its MCP servers' are not counted)."""
+        return list(self.actor.deps.tools.tools)
+
+    def equip_as_subagent(
+        self,
+        allowed: set[str],
+        permissions: Permissions,
+        subagents: SessionSubagents | None,
+        observer: SessionObserver,
+    ) -> None:
+        """Make this new session a subagent's (``subagents.py``): only ``allowed`` tools, the
+        parent-derived ``permissions``, local files and processes, ``observer`` for its events."""
+        runner = self.actor.deps.tools
+        runner.tools = {name: tool for name, tool in runner.tools.items() if name in allowed}
+        runner.mcp = None
+        permissions.on_switch = self._switched_inside
+        runner.context = replace(
+            runner.context,
+            permissions=permissions,
+            subagents=subagents,
+            fs=None,
+            writer=None,
+            terminals=None,
+            progress=None,
+            elicitation=None,
+        )
+        self.actor.observer = observer
 
     @property
     def tasks(self) -> list[TaskRecord]:
@@ -479,6 +511,11 @@ class Sessions(Generic[Obs]):
         await self._tg.start(actor.run)
         session = self._open[header.id] = Session(actor, self, observer)
         tasks.on_end = session.inject  # a task's ending: the injection path (contract §12)
+        link = read_link(directory)
+        depth = link.depth if link is not None else 0
+        if depth < MAX_DEPTH:
+            subagents = SessionSubagents(self, session, depth)
+            deps.tools.context = replace(deps.tools.context, subagents=subagents)
         log.info("session_started", session_id=header.id, cwd=header.cwd)
         return session
 
@@ -621,6 +658,7 @@ def _unlink(actor: SessionActor) -> None:
     actor.deps.tools.permissions.on_switch = None
     if actor.deps.tools.context.tasks is not None:
         actor.deps.tools.context.tasks.on_end = None
+    actor.deps.tools.context = replace(actor.deps.tools.context, subagents=None)
 
 
 async def _nothing() -> None:

@@ -13,7 +13,7 @@ import os
 from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
-from typing import Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 import msgspec
 
@@ -21,6 +21,9 @@ from acp_agent.content import ContentBlock, TextContent
 from acp_agent.tools.background import TaskTable
 from acp_agent.tools.client import ClientElicitation, ClientTerminals, ClientWriter, ToolProgress
 from acp_agent.tools.permissions import CallInfo, Permissions
+
+if TYPE_CHECKING:
+    from acp_agent.tools.subagent import Subagents
 
 
 class ToolKind(StrEnum):
@@ -70,6 +73,9 @@ class ToolContext:
     elicitation: ClientElicitation | None = None
     tasks: TaskTable | None = None
     """The session's background tasks (``background.py``); set by the session layer."""
+    subagents: Subagents | None = None
+    """Runs ``agent`` calls (``subagent.py``); set by the session layer, ``None`` at the
+    deepest level."""
 
     def all_roots(self) -> tuple[Path, ...]:
         return (self.cwd, *self.roots)

@@ -183,6 +183,13 @@ class Permissions:
         self._always: set[str] = set()
         self._log = log.bind(session_id=session_id)
 
+    def for_child(self, asker: PermissionAsker | None, session_id: str) -> Permissions:
+        """A subagent's: this session's mode to start from, its remembered answers (shared:
+        an "allow always" in either holds for both) and ``asker``."""
+        child = Permissions(self.mode, asker, session_id)
+        child._always = self._always
+        return child
+
     async def switch(self, mode: Mode) -> None:
         """The session goes to ``mode`` because the user approved it inside a turn (a tool
         asked); through the session when it listens, so it is kept and announced."""

@@ -11,6 +11,7 @@ from acp_agent.tools.plan_mode import ExitPlanMode
 from acp_agent.tools.read_file import ReadFile
 from acp_agent.tools.run_command import RunCommand
 from acp_agent.tools.search import Search
+from acp_agent.tools.subagent import AgentTool
 from acp_agent.tools.task_tools import TaskOutput, TaskStop
 from acp_agent.tools.todo import TodoWrite
 from acp_agent.tools.web_fetch import WebFetch
@@ -33,6 +34,7 @@ def coding_tools(*, ask_user: bool = False) -> list[Tool]:
         TodoWrite(),
         WebFetch(),
         ExitPlanMode(),
+        AgentTool(),
     ]
     if not ask_user:
         return tools

@@ -76,6 +76,7 @@ from acp_agent.model.base import (
     tokens_of,
 )
 from acp_agent.turn.admission import AdditionalContext, Allow
+from acp_agent.turn.batchrun import EarlyRuns
 from acp_agent.turn.compaction import (
     CompactionProgress,
     keep_budget,
@@ -97,6 +98,7 @@ from acp_agent.turn.ports import (
     Severity,
 )
 from acp_agent.turn.titles import ask_title, title_from, title_request
+from acp_agent.turn.toolrun import ToolRunOutcome
 from acp_agent.turn.vocabulary import (
     Abort,
     Admitted,
@@ -208,6 +210,8 @@ class SessionActor:
         self.context_used: int | None = None
         """What the context held at the last request that reported usage (``usage_update``)."""
         self._stopped = False
+        self._early = EarlyRuns()
+        """The running batch's concurrent calls (``batchrun.py``)."""
 
     # -- public API (also the Python API's backbone) ------------------------------------------
 
@@ -353,12 +357,15 @@ class SessionActor:
                     self._turn_usage = None
                 self._spawn_worker(ticket, lambda: self._request_model(ticket, turn, step))
             case StartTool(ticket=ticket, turn=turn, step=step, call=call):
+                if self.state.batch_index == 0:
+                    self._start_concurrent(turn, step)
                 client_call = self._client_call(turn, step, call)
                 self._spawn_worker(ticket, lambda: self._run_tool(ticket, client_call))
             case Abort(ticket=ticket):
                 scope = self._workers.get(ticket)
                 if scope is not None:
                     scope.cancel()
+                self._early.cancel()
             case Resolve(ref=ref, outcome=outcome):
                 if self._cancel_pending:  # the cancel raced the natural end: it wins
                     outcome = Finished(StopReason.CANCELLED)
@@ -602,12 +609,28 @@ class SessionActor:
         started = turns.open_turn_started(self.entries)
         return render(started if started is not None else self.deps.clock())
 
+    def _start_concurrent(self, turn: int, step: int) -> None:
+        """A new batch: its concurrent calls start now, together (``batchrun.py``)."""
+        batch = (self._client_call(turn, step, c) for c in self.state.batch)
+        calls = [c for c in batch if self.deps.tools.concurrent(c.name)]
+        self._early.start(calls, self._run_early, self._spawn)
+
+    async def _run_early(self, call: ToolCallPart) -> ToolRunOutcome:
+        await self.observer.tool_started(call)
+        return await self.deps.tools.run(self.id, call)
+
     async def _run_tool(self, ticket: int, call: ToolCallPart) -> None:
         scope = self._workers[ticket]
-        await self.observer.tool_started(call)
+        early = self._early.has(call.id)
+        if not early:
+            await self.observer.tool_started(call)
         outcome = None
-        with scope:
-            outcome = await self.deps.tools.run(self.id, call)
+        if early:  # an ``Abort`` cancels the run itself: its outcome (if any) is waited for
+            with anyio.CancelScope(shield=True):
+                outcome = await self._early.take(call.id)
+        else:
+            with scope:
+                outcome = await self.deps.tools.run(self.id, call)
         if scope.cancelled_caught or outcome is None:
             cancelled: list[ContentBlock] = [TextContent(text="cancelled while running")]
             await self._report(ToolDone(ticket, cancelled, is_error=True, cancelled=True))

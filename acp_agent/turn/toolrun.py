@@ -105,6 +105,10 @@ class ToolRunner:
             tool = next((t for t in self.mcp.tools() if t.name == name), None)
         return tool
 
+    def concurrent(self, name: str) -> bool:
+        """Whether calls of ``name`` run together with the batch's others (``agent``)."""
+        return getattr(self.tools.get(name), "concurrent", False) is True
+
     def present(self, name: str, arguments: dict[str, object]) -> tuple[str, str, list[str]]:
         """Title, ACP tool kind and location paths of a call (for the client's UI)."""
         tool = self._lookup(name)
