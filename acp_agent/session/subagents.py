@@ -27,26 +27,69 @@ on every way out, so its journal is released and complete.
 from __future__ import annotations
 
 import os
+from collections.abc import Coroutine
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 import anyio
 import msgspec
 import structlog
 
-from acp_agent.journal.events import AssistantMessage, Entry, TextPart, ToolCall, ToolCallPart
+from acp_agent.journal.events import (
+    AssistantMessage,
+    Entry,
+    SessionHeader,
+    TextPart,
+    ToolCall,
+    ToolCallPart,
+)
 from acp_agent.journal.paths import session_dir
 from acp_agent.model.base import Usage
-from acp_agent.tools.base import ToolContext, ToolError, ToolOutput
+from acp_agent.tools.base import AgentArgs, ToolContext, ToolError, ToolOutput
 from acp_agent.tools.display import ChildView, shown_as
-from acp_agent.tools.permissions import CallInfo
-from acp_agent.tools.subagent import MAX_DEPTH, NAME, AgentArgs, NamedAsker
+from acp_agent.tools.permissions import CallInfo, Mode, Permissions
+from acp_agent.tools.subagent import MAX_DEPTH, NAME, NamedAsker
 from acp_agent.turn.compaction import CompactionProgress
-from acp_agent.turn.ports import Notice
+from acp_agent.turn.ports import Notice, SessionObserver
 from acp_agent.turn.vocabulary import Failed, Finished, Outcome, Refused, StopReason
 
-if TYPE_CHECKING:
-    from acp_agent.session.service import Session, Sessions
+
+class Session(Protocol):
+    """What a subagent run needs of a session (``service.Session``; a protocol, because
+    ``service.py`` builds this module's runner for each session it starts)."""
+
+    @property
+    def id(self) -> str: ...
+    @property
+    def header(self) -> SessionHeader: ...
+    @property
+    def entries(self) -> list[Entry]: ...
+    @property
+    def mode(self) -> Mode: ...
+    @property
+    def tool_names(self) -> list[str]: ...
+    async def set_mode(self, mode: Mode) -> None: ...
+    async def send(self, prompt: str) -> Pending: ...
+    async def cancel(self) -> None: ...
+    def equip_as_subagent(
+        self,
+        allowed: set[str],
+        permissions: Permissions,
+        subagents: SessionSubagents | None,
+        observer: SessionObserver,
+    ) -> None: ...
+
+
+class Pending(Protocol):
+    async def outcome(self) -> Outcome: ...
+
+
+class Sessions(Protocol):
+    @property
+    def state_dir(self) -> Path: ...
+    async def create(self, cwd: str) -> Any: ...
+    def close(self, session: Any) -> Coroutine[Any, Any, None]: ...
+
 
 log = structlog.get_logger("acp_agent.sessions")
 
@@ -84,7 +127,7 @@ def _write_link(directory: Path, link: Link) -> None:
 class SessionSubagents:
     """The ``Subagents`` of one session at ``depth`` (0: a top-level session)."""
 
-    def __init__(self, sessions: Sessions[Any], parent: Session[Any], depth: int) -> None:
+    def __init__(self, sessions: Sessions, parent: Session, depth: int) -> None:
         self.sessions = sessions
         self.parent = parent
         self.depth = depth
@@ -123,7 +166,7 @@ class SessionSubagents:
 
     async def _equip(
         self,
-        child: Session[Any],
+        child: Session,
         allowed: set[str],
         description: str,
         call: CallInfo,
@@ -143,7 +186,7 @@ class SessionSubagents:
         )
 
 
-async def _run_child(child: Session[Any], prompt: str) -> Outcome:
+async def _run_child(child: Session, prompt: str) -> Outcome:
     """The child's turn, to its end. Cancelled (the parent's turn was), the child's turn is
     cancelled and waited for, and the call answers ``cancelled`` rather than raising: so its
     result, journaled, still names the child (``childSessionId`` on a later load too). Nothing
@@ -159,7 +202,7 @@ async def _run_child(child: Session[Any], prompt: str) -> Outcome:
         return Finished(StopReason.CANCELLED)
 
 
-def _result(child: Session[Any], description: str, outcome: Outcome) -> ToolOutput:
+def _result(child: Session, description: str, outcome: Outcome) -> ToolOutput:
     view = ChildView(child.id)
     match outcome:
         case Finished(stop=StopReason.CANCELLED):

@@ -13,7 +13,7 @@ import os
 from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol, runtime_checkable
+from typing import Protocol, runtime_checkable
 
 import msgspec
 
@@ -21,9 +21,6 @@ from acp_agent.content import ContentBlock, TextContent
 from acp_agent.tools.background import TaskTable
 from acp_agent.tools.client import ClientElicitation, ClientTerminals, ClientWriter, ToolProgress
 from acp_agent.tools.permissions import CallInfo, Permissions
-
-if TYPE_CHECKING:
-    from acp_agent.tools.subagent import Subagents
 
 
 class ToolKind(StrEnum):
@@ -52,6 +49,22 @@ class ClientFs(Protocol):
     async def read_text_file(
         self, path: str, line: int | None = None, limit: int | None = None
     ) -> str: ...
+
+
+class AgentArgs(msgspec.Struct, frozen=True):
+    """An ``agent`` call's arguments (``subagent.py``)."""
+
+    description: str
+    prompt: str
+    tools: list[str] | None = None
+
+
+class Subagents(Protocol):
+    """Runs ``agent`` calls: the session layer's (``session/subagents.py``)."""
+
+    async def run(self, call: CallInfo, args: AgentArgs, ctx: ToolContext) -> ToolOutput:
+        """Run the child to its end (cancelled with the call); its result as the tool's."""
+        ...
 
 
 @dataclass(frozen=True)

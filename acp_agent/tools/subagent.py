@@ -13,29 +13,22 @@ asker, the call's title naming the subagent, and its id made unique in the paren
 
 from __future__ import annotations
 
-from typing import Protocol
-
 import msgspec
 
 from acp_agent.tools.args import parse, string
-from acp_agent.tools.base import Location, ToolContext, ToolError, ToolKind, ToolOutput
+from acp_agent.tools.base import (
+    AgentArgs,
+    Location,
+    ToolContext,
+    ToolError,
+    ToolKind,
+    ToolOutput,
+)
 from acp_agent.tools.permissions import CallInfo, PermissionAsker, PermissionRequest
 
 NAME = "agent"
 MAX_DEPTH = 2
 """A top-level session is depth 0; its subagents 1; theirs 2, which have no ``agent`` tool."""
-
-
-class AgentArgs(msgspec.Struct, frozen=True):
-    description: str
-    prompt: str
-    tools: list[str] | None = None
-
-
-class Subagents(Protocol):
-    async def run(self, call: CallInfo, args: AgentArgs, ctx: ToolContext) -> ToolOutput:
-        """Run the child to its end (cancelled with the call); its result as the tool's."""
-        ...
 
 
 class AgentTool:
