@@ -301,3 +301,6 @@ class _Tap:
 
     async def notice(self, notice: Notice) -> None:
         pass
+
+    async def command_answer(self, text: str, command: str) -> None:
+        pass

@@ -36,6 +36,10 @@ class Models(Protocol):
 
     def choices(self) -> list[str]: ...
 
+    def offers_selector(self) -> bool:
+        """Whether a client is offered the choice (a script-only catalog is not)."""
+        ...
+
     def provider(self, spec: str | None) -> ModelProvider: ...
 
     def key_needed(self, spec: str | None) -> KeyNeeded | None: ...
@@ -51,6 +55,9 @@ class OneModel:
 
     def choices(self) -> list[str]:
         return []
+
+    def offers_selector(self) -> bool:
+        return False
 
     def provider(self, spec: str | None) -> ModelProvider:
         return self._provider
@@ -109,4 +116,7 @@ class NullObserver:
         pass
 
     async def notice(self, notice: Notice) -> None:
+        pass
+
+    async def command_answer(self, text: str, command: str) -> None:
         pass

@@ -271,3 +271,19 @@ def parse_mode(value: str) -> Mode | None:
         return Mode(value)
     except ValueError:
         return None
+
+
+class UnknownMode(ValueError):
+    """A mode name that is no mode; the message lists the modes there are."""
+
+    def __init__(self, value: object) -> None:
+        known = ", ".join(m.id for m in MODES)
+        super().__init__(f"unknown mode {value!r}; one of {known}")
+
+
+def require_mode(value: object) -> Mode:
+    """The mode named ``value``; ``UnknownMode`` if there is none."""
+    mode = parse_mode(value) if isinstance(value, str) else None
+    if mode is None:
+        raise UnknownMode(value)
+    return mode

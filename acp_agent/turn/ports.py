@@ -95,6 +95,10 @@ class SessionObserver(Protocol):
         """A provider retry or a model fallback (the ACP layer sends it as ``notice``)."""
         ...
 
+    async def command_answer(self, text: str, command: str) -> None:
+        """A slash command answered by the agent itself (``/status`` …; never journaled)."""
+        ...
+
 
 def now_ms() -> int:
     return time.time_ns() // 1_000_000

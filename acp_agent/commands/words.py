@@ -1,4 +1,4 @@
-"""Slash commands: what a prompt whose text starts with ``/<name>`` asks for.
+"""Slash commands: the words, and the one parser of a prompt whose text starts with ``/<name>``.
 
 A prompt is a command when all its blocks are text and the text, stripped, starts with
 ``/<name>`` followed by the end or whitespace; ``REST`` is what follows, stripped. The
@@ -6,16 +6,17 @@ vocabulary (``BUILT_IN``, advertised to ACP clients in this order, then the sess
 
 | command | served by | model request |
 |---|---|---|
-| ``/compact [instructions]`` | the actor (``compaction.py``) | the summary |
+| ``/compact [instructions]`` | a compaction (``turn/compaction.py``), queued like a prompt | the summary |
 | ``/init [notes]`` | a normal turn whose prompt is ``INIT_INSTRUCTION`` | yes |
 | ``/review [focus]`` | a read-only turn: the working tree's diff as context, then ``REVIEW_INSTRUCTION`` | yes, unless there is nothing to review |
 | ``/status`` | the agent, from the session's state (an agent message, not journaled) | no |
 | ``/model NAME``, ``/mode NAME`` | the config options (same effect and notifications) | no |
-| ``/tasks`` | the agent, from the session's task table (``tasks_text``; like ``/status``) | no |
+| ``/tasks`` | the agent, from the session's task table (``status.tasks_text``; like ``/status``) | no |
 | ``/<skill> REST`` | a normal turn: the skill's body as context, then ``REST`` | yes |
 
 A name that is neither a built-in nor a skill is no command: the prompt goes to the model as
-typed. The wire-facing dispatch is ``acp/commands.py``; this module knows the words only.
+typed. What each command does is ``dispatch.py``'s, for every door alike; this module knows the
+words only.
 """
 
 from __future__ import annotations
@@ -29,8 +30,6 @@ import msgspec
 
 from acp_agent.commands.skills import Skill
 from acp_agent.content import ContentBlock, TextContent
-from acp_agent.tools.task_record import TaskRecord
-from acp_agent.turn.compaction import COMMANDS as COMPACTION_COMMANDS, SlashCommand
 
 
 class Command(StrEnum):
@@ -43,8 +42,20 @@ class Command(StrEnum):
     TASKS = "tasks"
 
 
+class SlashCommand(msgspec.Struct, frozen=True):
+    """A command as a client lists it (ACP ``available_commands_update``)."""
+
+    name: str
+    description: str
+    hint: str
+
+
 BUILT_IN: Final = (
-    *COMPACTION_COMMANDS,
+    SlashCommand(
+        Command.COMPACT,
+        "Summarize older history to free context; recent turns are kept verbatim",
+        "optional instructions for the summary",
+    ),
     SlashCommand(
         Command.INIT,
         "Survey the workspace and write an AGENTS.md for it (edits ask as the mode says)",
@@ -102,6 +113,14 @@ def parse_invocation(content: Sequence[ContentBlock]) -> Invocation | None:
     return Invocation(name, rest.strip())
 
 
+def compact_instructions(content: Sequence[ContentBlock]) -> str | None:
+    """The instructions of a ``/compact`` prompt (``""`` for none); None for any other prompt."""
+    invocation = parse_invocation(content)
+    return (
+        invocation.rest if invocation is not None and invocation.name == Command.COMPACT else None
+    )
+
+
 def with_notes(instruction: str, rest: str) -> list[ContentBlock]:
     """A built-in prompt, with what the user typed after the command."""
     text = f"{instruction}\n\nThe user adds: {rest}" if rest else instruction
@@ -118,15 +137,3 @@ def advertised(skills: Sequence[Skill]) -> list[SlashCommand]:
     """The built-in commands, then the skills (their hint: what follows the command)."""
     own = [SlashCommand(s.name, s.description, "what to do with the skill") for s in skills]
     return [*BUILT_IN, *own]
-
-
-def tasks_text(records: Sequence[TaskRecord], now_ms: int) -> str:
-    """``/tasks`` (and ``/status``'s tasks): each background task, its state and command."""
-    if not records:
-        return "No background tasks in this session."
-    lines = [f"Background tasks ({sum(r.running for r in records)} running):"]
-    for record in records:
-        ended = record.ended_ms if record.ended_ms is not None else now_ms
-        seconds = (ended - record.started_ms) / 1000
-        lines.append(f"- {record.id}: {record.state()}, {seconds:.1f} s: $ {record.command}")
-    return "\n".join(lines)
