@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import msgspec
 
-from acp_agent.tools.task_record import TaskRecord
+from acp_agent.tools.task_record import TaskRecord, duration
 from acp_agent.turn.vocabulary import TurnUsage
 
 
@@ -73,7 +73,6 @@ def tasks_text(status: SessionStatus) -> str:
         return "No background tasks in this session."
     lines = [f"Background tasks ({sum(r.running for r in status.tasks)} running):"]
     for record in status.tasks:
-        ended = record.ended_ms if record.ended_ms is not None else status.now_ms
-        seconds = (ended - record.started_ms) / 1000
-        lines.append(f"- {record.id}: {record.state()}, {seconds:.1f} s: $ {record.command}")
+        ran = duration(record, status.now_ms)
+        lines.append(f"- {record.id}: {record.state()}, ran {ran}: $ {record.command}")
     return "\n".join(lines)

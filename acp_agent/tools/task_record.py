@@ -110,9 +110,12 @@ def last_lines(directory: Path, task_id: str, lines: int = 20, limit: int = 4096
     return ""
 
 
-def _seconds(record: TaskRecord) -> str:
-    ended = record.ended_ms if record.ended_ms is not None else record.started_ms
-    return f"{(ended - record.started_ms) / 1000:.1f} s"
+def duration(record: TaskRecord, now_ms: int | None = None) -> str:
+    """How long it ran, in whole seconds (``under 1 s``): coarse on purpose, so that the
+    message a replay records does not change with the machine's load."""
+    ended = record.ended_ms if record.ended_ms is not None else (now_ms or record.started_ms)
+    seconds = (ended - record.started_ms) // 1000
+    return "under 1 s" if seconds < 1 else f"{seconds} s"
 
 
 def ending_text(record: TaskRecord, tail: str) -> str:
@@ -123,7 +126,8 @@ def ending_text(record: TaskRecord, tail: str) -> str:
         how = "was killed when its session was closed"
     else:
         how = f"ended: exited {record.status}"
-    lines = [f"Background task {record.id} {how}, after {_seconds(record)}.", f"$ {record.command}"]
+    ran = duration(record)
+    lines = [f"Background task {record.id} {how}; it ran {ran}.", f"$ {record.command}"]
     if tail:
         lines += ["Last output lines:", tail]
     else:
