@@ -224,7 +224,7 @@ class AcpClient:
             fs=self.client_fs(sid),
             writer=AcpClientWriter(conn, sid) if caps.fs.write_text_file else None,
             terminals=AcpTerminals(conn, sid) if caps.terminal else None,
-            progress=AcpToolProgress(conn, sid),
+            progress=AcpToolProgress(conn, sid, caps.subagents is not None),
             permissions=Permissions(asker=AcpPermissionAsker(conn, sid), session_id=sid),
             elicitation=AcpElicitation(conn, sid) if caps.elicitation_form else None,
         )

@@ -423,6 +423,15 @@ class ToolCallProgress(_Update, frozen=True, tag="tool_call_update"):
     meta: JsonObject | None = meta_field()
 
 
+class SubagentUpdate(_Update, frozen=True, tag="subagent_update"):
+    """Unstable: this session created and owns the child ``session_id`` (a subagent); sent
+    only to a client that advertised ``subagents``."""
+
+    session_id: str
+    title: str | None = None
+    description: str | None = None
+
+
 class SessionInfoUpdate(_Update, frozen=True, tag="session_info_update"):
     title: str | None = None
     updated_at: str | None = None
@@ -508,6 +517,7 @@ SessionUpdate = (
     | NoticeUpdate
     | CurrentModeUpdate
     | ConfigOptionUpdate
+    | SubagentUpdate
 )
 
 

@@ -35,6 +35,7 @@ from acp_agent.acp.schema import (
     RequestPermissionParams,
     RequestPermissionResult,
     SessionNotification,
+    SubagentUpdate,
     TerminalOutputResult,
     TerminalParams,
     ToolCallContent,
@@ -46,7 +47,7 @@ from acp_agent.acp.schema import (
 from acp_agent.content import TextContent
 from acp_agent.errors import PeerError, WireClosed
 from acp_agent.tools.client import Elicited, ExitStatus, TerminalOutput
-from acp_agent.tools.display import DiffView, View
+from acp_agent.tools.display import ChildView, DiffView, View
 from acp_agent.tools.permissions import AskFailed, PermissionRequest
 from acp_agent.transport.connection import Connection
 
@@ -175,14 +176,19 @@ class AcpTerminals:
 
 
 class AcpToolProgress:
-    def __init__(self, conn: Connection, session_id: str) -> None:
+    def __init__(self, conn: Connection, session_id: str, subagents: bool = False) -> None:
         self.conn = conn
         self.session_id = session_id
+        self.subagents = subagents
+        """The client advertised ``subagents``: a child is announced with ``subagent_update``."""
         self.names: projection.ToolNames = {}
         """The session's tool names by ``toolCallId``, shared with its observer, which fills
         it as it projects each ``tool_call``."""
 
     async def show(self, call_id: str, views: list[View]) -> None:
+        for child in (v for v in views if isinstance(v, ChildView) and self.subagents):
+            announce = SubagentUpdate(child.session_id, child.description, child.description)
+            await self.conn.notify("session/update", SessionNotification(self.session_id, announce))
         update = projection.tool_views(call_id, views, self.names.get(call_id))
         await self.conn.notify("session/update", SessionNotification(self.session_id, update))
 

@@ -142,7 +142,7 @@ class SessionSubagents:
             await anyio.to_thread.run_sync(_write_link, directory, link)
             await self._equip(child, allowed, args.description, call, ctx)
             if ctx.progress is not None:
-                await ctx.progress.show(call.id, [ChildView(child.id)])
+                await ctx.progress.show(call.id, [ChildView(child.id, args.description)])
             outcome = await _run_child(child, args.prompt)
         finally:
             with anyio.CancelScope(shield=True):
@@ -203,7 +203,7 @@ async def _run_child(child: Session, prompt: str) -> Outcome:
 
 
 def _result(child: Session, description: str, outcome: Outcome) -> ToolOutput:
-    view = ChildView(child.id)
+    view = ChildView(child.id, description)
     match outcome:
         case Finished(stop=StopReason.CANCELLED):
             text = f"subagent {child.id} (“{description}”) failed: it was cancelled"

@@ -65,6 +65,7 @@ class ChildView(msgspec.Struct, frozen=True, tag="child", tag_field="type", rena
     ``_meta.acp_agent.childSessionId``, live and on replay."""
 
     session_id: str
+    description: str | None = None
 
 
 View = DiffView | TerminalView | PlanView | ChildView

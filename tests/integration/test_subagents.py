@@ -8,6 +8,7 @@ do (run one after the other, the first would wait for ever).
 
 from __future__ import annotations
 
+import json
 import signal
 from pathlib import Path
 from typing import Any
@@ -23,7 +24,14 @@ from tests.integration.long_work import (
     tool_results,
     updates,
 )
-from tests.integration.support import check_journal, request, serve_command, write_script
+from tests.integration.support import (
+    check_journal,
+    new_session,
+    request,
+    serve_command,
+    write_script,
+)
+from tests.integration.terminal_peer import TerminalPeer
 from tests.support.recording import RawAgent
 
 pytestmark = pytest.mark.subprocess
@@ -186,3 +194,65 @@ def card_text(peer: Any, sid: str) -> str:
             if item.get("type") == "content" and item["content"].get("type") == "text":
                 texts.append(item["content"]["text"])
     return "\n".join(texts)
+
+
+UNSTABLE_SCHEMA = (
+    Path(__file__).resolve().parents[2]
+    / ".cache/acp-sdk/node_modules/@agentclientprotocol/sdk/schema/v1/schema.unstable.json"
+)
+
+
+async def test_a_client_that_advertises_subagents_gets_a_subagent_update_first(
+    tmp_path: Path, workspace: Path, state_dir: Path, agent_env: dict[str, str]
+) -> None:
+    jsonschema = pytest.importorskip("jsonschema")
+    if not UNSTABLE_SCHEMA.exists():
+        pytest.skip(f"no unstable ACP schema at {UNSTABLE_SCHEMA} (make install)")
+    script = write_script(
+        tmp_path / "script.jsonl",
+        {"toolCalls": [agent_call("a1", "quick job", "say hi")]},
+        {"text": "hi"},
+        {"text": "done"},
+    )
+    caps = {"fs": {"readTextFile": False}, "subagents": {}}
+    # validate=False: subagent_update is in the unstable schema only; checked against it below
+    async with RawAgent(serve_command(script), env=agent_env, validate=False) as agent:
+        peer = TerminalPeer(agent)
+        await agent.send(
+            request(1, "initialize", {"protocolVersion": 1, "clientCapabilities": caps})
+        )
+        await agent.send(new_session(2, workspace, SID))
+        await peer.until_answered(2, 10)
+        assert await prompt_and_wait(peer, 3, SID, "go") == "end_turn"
+        await agent.close_stdin()
+        await peer.to_the_end(10)
+    [child] = child_ids(peer, SID).values()
+    kinds = [
+        (
+            u["sessionUpdate"],
+            u.get("sessionId") or u.get("_meta", {}).get("acp_agent", {}).get("childSessionId"),
+        )
+        for u in (
+            f["params"]["update"] for _, f in peer.frames if f.get("method") == "session/update"
+        )
+        if u["sessionUpdate"] == "subagent_update"
+        or "childSessionId" in u.get("_meta", {}).get("acp_agent", {})
+    ]
+    assert kinds[0] == ("subagent_update", child) and len(kinds) == 3  # announced, live, result
+    announce = next(
+        f
+        for _, f in peer.frames
+        if f.get("params", {}).get("update", {}).get("sessionUpdate") == "subagent_update"
+    )
+    assert announce["params"] == {
+        "sessionId": SID,
+        "update": {
+            "sessionUpdate": "subagent_update",
+            "sessionId": child,
+            "title": "quick job",
+            "description": "quick job",
+        },
+    }
+    schema = json.loads(UNSTABLE_SCHEMA.read_text())
+    notification = {"$ref": "#/$defs/SessionNotification", "$defs": schema["$defs"]}
+    jsonschema.validate(announce["params"], notification)
