@@ -33,6 +33,7 @@ from tests.integration.support import (
 )
 from tests.integration.terminal_peer import TerminalPeer
 from tests.support.recording import RawAgent
+from tests.support.requests import read_requests
 
 pytestmark = pytest.mark.subprocess
 
@@ -256,3 +257,92 @@ async def test_a_client_that_advertises_subagents_gets_a_subagent_update_first(
     schema = json.loads(UNSTABLE_SCHEMA.read_text())
     notification = {"$ref": "#/$defs/SessionNotification", "$defs": schema["$defs"]}
     jsonschema.validate(announce["params"], notification)
+
+
+class AlwaysAllow(TerminalPeer):
+    """Answers every permission request ``allow_always``."""
+
+    async def _answer(self, frame: dict[str, Any]) -> None:
+        if frame.get("method") == "session/request_permission":
+            choice = {"outcome": "selected", "optionId": "allow_always"}
+            await self.agent.respond(frame["id"], {"outcome": choice})
+            return
+        await super()._answer(frame)
+
+
+async def test_a_child_follows_the_parents_remembered_answers(
+    tmp_path: Path, workspace: Path, state_dir: Path, agent_env: dict[str, str]
+) -> None:
+    echo = call("r1", "run_command", command="echo hello")
+    script = write_script(
+        tmp_path / "script.jsonl",
+        {"toolCalls": [echo]},
+        {"toolCalls": [agent_call("a1", "echo job", "echo hello")]},
+        {"toolCalls": [echo]},
+        {"text": "echoed"},
+        {"text": "done"},
+    )
+    async with RawAgent(serve_command(script), env=agent_env) as agent:
+        peer = AlwaysAllow(agent)
+        await agent.send(request(1, "initialize", {"protocolVersion": 1}))
+        await agent.send(new_session(2, workspace, SID))
+        await peer.until_answered(2, 10)
+        assert await prompt_and_wait(peer, 3, SID, "go") == "end_turn"
+        await agent.close_stdin()
+        await peer.to_the_end(10)
+    asked = [f for _, f in peer.frames if f.get("method") == "session/request_permission"]
+    assert [f["params"]["toolCall"]["toolCallId"] for f in asked] == ["r1"]  # the parent's only
+    [child] = child_ids(peer, SID).values()
+    [result] = check_journal(state_dir, child, workspace).of_type("tool/result")
+    assert not result["isError"] and "hello" in result["content"][0]["text"]
+
+
+async def test_a_grandchild_has_no_agent_tool(
+    tmp_path: Path, workspace: Path, state_dir: Path, agent_env: dict[str, str]
+) -> None:
+    log = tmp_path / "requests.jsonl"
+    script = write_script(
+        tmp_path / "script.jsonl",
+        {"toolCalls": [agent_call("a1", "child", "delegate")]},
+        {"toolCalls": [agent_call("a2", "grandchild", "answer")]},
+        {"text": "grandchild answer"},
+        {"text": "child answer"},
+        {"text": "parent answer"},
+    )
+    env = {**agent_env, "ACP_AGENT_SCRIPT_REQUESTS": str(log)}
+    async with RawAgent(serve_command(script), env=env) as agent:
+        peer = await start(agent, workspace, SID)
+        assert await prompt_and_wait(peer, 3, SID, "go") == "end_turn"
+        await agent.close_stdin()
+        await peer.to_the_end(10)
+    has_agent = [("agent" in r["tools"], r["messages"][-1]["role"]) for r in read_requests(log)]
+    assert has_agent == [
+        (True, "user"),  # the parent
+        (True, "user"),  # the child: depth 1
+        (False, "user"),  # the grandchild: depth 2, no agent tool
+        (True, "tool"),  # the child again, with the grandchild's answer
+        (True, "tool"),  # the parent, with the child's
+    ]
+    result = check_journal(state_dir, SID, workspace).of_type("tool/result")[0]
+    assert "child answer" in result["content"][0]["text"]
+
+
+async def test_closing_the_parent_closes_its_running_child(
+    tmp_path: Path, workspace: Path, state_dir: Path, agent_env: dict[str, str]
+) -> None:
+    script = write_script(
+        tmp_path / "script.jsonl",
+        {"toolCalls": [agent_call("a1", "slow job", "think for ever")]},
+        {"text": "thinking", "hang": True},
+    )
+    async with RawAgent(serve_command(script), env=agent_env) as agent:
+        peer = await start(agent, workspace, SID)
+        await agent.send(request(3, "session/prompt", prompt_params(SID, "go")))
+        await peer.until(lambda: "thinking" in card_text(peer, SID), 10, "the child's progress")
+        await agent.send(request(4, "session/close", {"sessionId": SID}))
+        assert "result" in await peer.until_answered(4, 10)
+        assert (await peer.until_answered(3, 10))["result"]["stopReason"] == "cancelled"
+        [child] = child_ids(peer, SID).values()
+        await agent.close_stdin()
+        await peer.to_the_end(10)
+    assert check_journal(state_dir, child, workspace).end_reasons() == ["cancelled"]
