@@ -198,7 +198,7 @@ def _assistant(event: AssistantMessage) -> list[SessionUpdate]:
 
 
 def available_commands(commands: Sequence[SlashCommand]) -> SessionUpdate:
-    """``commands`` (``session/commands.py``: the built-ins, then the skills); one with no hint
+    """``commands`` (``commands/words.py``: the built-ins, then the skills); one with no hint
     takes no input."""
     return AvailableCommandsUpdate(
         [

@@ -144,7 +144,7 @@ class ModelError(Exception):
 
 CHARS_PER_TOKEN: Final = 4
 """The one provider-neutral token estimate: characters / 4. The session decides compaction with
-it (``session/fit.py``) and the OpenAI-compatible provider bounds ``max_tokens`` with it
+it (``turn/fit.py``) and the OpenAI-compatible provider bounds ``max_tokens`` with it
 (``openai/wire.py``); they must count alike, or one would let through what the other refuses."""
 
 

@@ -10,7 +10,7 @@ disk), ``fork``, ``get``, ``close``. It builds each session's ``SessionDeps`` fr
 instructions, extra roots, MCP servers) and its settings (mode, model and the client's system
 prompt), which are set *and* persisted here (``settings.py``). Its system message is rendered
 here for every request (``system_prompt.py``). A session opened from disk — ``session/load``, ``resume``,
-``fork``, ``Agent.open_session`` alike — gets its saved settings back in ``Sessions._restore``;
+``fork``, ``Agent.open_session`` alike — gets its saved settings back in ``Session.restore`` (``Sessions._open_from_disk``);
 a model no longer on offer (or whose key is missing) is logged ``session_model_unavailable`` and
 the session stays on the default.
 

@@ -21,9 +21,10 @@ import msgspec
 from acp_agent.journal.events import Entry, SessionHeader, ToolCallPart
 from acp_agent.model.base import ModelProvider, Usage
 from acp_agent.model.registry import KeyNeeded
+from acp_agent.model.window import DEFAULT_CONTEXT_WINDOW
 from acp_agent.session.system_prompt import PromptConfig
 from acp_agent.turn.admission import Admission
-from acp_agent.turn.compaction import DEFAULT_CONTEXT_WINDOW, CompactionProgress
+from acp_agent.turn.compaction import CompactionProgress
 from acp_agent.turn.ports import Notice, SessionObserver
 from acp_agent.turn.toolrun import ToolRunner
 

@@ -177,7 +177,7 @@ class Permissions:
         self.asker = asker
         self.read_only_turn = False
         """The running turn is decided as in read-only mode, whatever ``mode`` says (a
-        ``/review`` turn: ``session/commands.py``); set when each prompt is admitted."""
+        ``/review`` turn: ``commands/words.py``); set when each prompt is admitted."""
         self.on_switch: Callable[[Mode], Awaitable[None]] | None = None
         """Set by the session: persists a mode switched from inside and tells the client."""
         self._always: set[str] = set()

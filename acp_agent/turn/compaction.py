@@ -52,11 +52,11 @@ from acp_agent.model.base import (
     TextDelta,
     UserTurn,
 )
+from acp_agent.model.window import DEFAULT_CONTEXT_WINDOW
 from acp_agent.turn.fit import estimate, fit_messages
 from acp_agent.turn.history import compacted_head, messages_of
 
 COMMAND: Final = "/compact"
-DEFAULT_CONTEXT_WINDOW: Final = 200_000
 """Tokens; a provider that knows better is configured with ``--context-window``."""
 AUTO_COMPACT_AT: Final = 0.8
 """Compact before a turn when the history would fill this share of the window."""

@@ -32,7 +32,7 @@ from acp_agent.journal.invariant import check
 from acp_agent.journal.reader import load_journal
 from acp_agent.model.base import Capabilities, ModelRequest, StreamEvent
 from acp_agent.model.script import ScriptLine, ScriptModel
-from acp_agent.turn.compaction import DEFAULT_CONTEXT_WINDOW
+from acp_agent.model.window import DEFAULT_CONTEXT_WINDOW
 from acp_agent.turn.history import derive_messages
 from acp_agent.turn.vocabulary import Failed, Finished, Placement, StopReason
 from tests.session.support import lines, requests, types

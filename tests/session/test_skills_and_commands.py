@@ -1,4 +1,4 @@
-"""Skill files and slash-command parsing (``session/skills.py``, ``session/commands.py``).
+"""Skill files and slash-command parsing (``commands/skills.py``, ``commands/words.py``).
 
 The front matter rules are ``skills.py``'s docstring; a bad file is skipped with a
 ``skill_skipped`` log line naming the path and the reason, never raised.
