@@ -21,7 +21,10 @@ Effects and their execution:
   retries them. It never becomes an ``agent/error``.
 - ``CommitInBackground``: an idle injection's flush, handed to the journal's thread at once;
   tracked so ``when_idle`` waits for it.
-- ``Start*``: spawn a worker. ``Abort``: cancel the worker holding that ticket. The compaction
+- ``Start*``: spawn a worker. The ``StartTool`` of a batch's first call also starts the
+  batch's *concurrent* calls (``agent``) at once, together (``batchrun.py``); the machine's
+  ``StartTool`` for such a call then waits for the outcome already on its way, and ``Abort``
+  cancels them too. ``Abort``: cancel the worker holding that ticket. The compaction
   worker (``StartCompaction``) plans the cut, asks the model for the summary and reports
   progress to the observer (started / failed / cancelled; success is the appended event).
 - ``Resolve`` / ``Placed``: complete the reply a caller is waiting for.

@@ -49,7 +49,9 @@ Invariants the table keeps (they are the acceptance criteria of docs/design.md):
   ``StartTool``, ``_tool_done`` commits each result before the next call's ``StartTool``, and the
   last result shares the barrier that follows it (the next ``step/start``'s, or the turn end's).
   So a batch of N tools costs N barriers, plus the step boundary after it, and a crash inside a
-  batch never turns a finished tool into an interrupted one (recovery answers only the calls
+  batch never turns a finished tool into an interrupted one (the actor starts a batch's
+  *concurrent* calls, ``agent``, as soon as the batch's calls are durable: ``batchrun.py``;
+  their results are still appended and made durable in this order) (recovery answers only the calls
   without a result). Results are appended ``tell_after_commit``: the client hears ``completed``
   only of a durable result.
 - ``Cancel`` (``session/cancel``) ends the open turn and answers every queued prompt

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -109,4 +111,16 @@ def close(request_id: int, sid: str) -> JsonObject:
 def load(request_id: int, sid: str, cwd: Path) -> JsonObject:
     return request(
         request_id, "session/load", {"sessionId": sid, "cwd": str(cwd), "mcpServers": []}
+    )
+
+
+def journal_check(state_dir: Path, sid: str) -> subprocess.CompletedProcess[str]:
+    """``acp-agent journal check SID`` (read-only: it takes no lock, repairs nothing)."""
+    command = [sys.executable, "-m", "acp_agent", "journal", "check", sid]
+    return subprocess.run(
+        [*command, "--state-dir", str(state_dir)],
+        capture_output=True,
+        text=True,
+        timeout=30,
+        check=False,
     )

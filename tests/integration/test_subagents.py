@@ -18,6 +18,7 @@ import pytest
 from tests.integration.long_work import (
     call,
     initialized,
+    journal_check,
     load,
     prompt_and_wait,
     start,
@@ -170,6 +171,9 @@ async def test_kill_9_during_a_childs_turn_leaves_both_journals_loadable(
         [child] = child_ids(peer, SID).values()
         agent.process.send_signal(signal.SIGKILL)
         await agent.wait_exit()
+    for sid in (child, SID):  # as the crash left them: an open turn each, nothing torn
+        checked = journal_check(state_dir, sid)
+        assert checked.returncode == 0, checked.stdout + checked.stderr
     async with RawAgent(serve_command(script), env=agent_env) as again:
         peer = await initialized(again)
         await again.send(load(2, child, workspace))
