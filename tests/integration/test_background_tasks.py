@@ -231,3 +231,24 @@ async def test_a_task_left_running_by_a_crash_is_reported_ended_by_the_restart(
     assert task_table(state_dir, SID)[0]["status"] == "restart"
     assert task_table(state_dir, SID)[0]["reported"] is True
     check_journal(state_dir, SID, workspace)
+
+
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT])
+async def test_tasks_are_killed_when_the_process_is_signalled(
+    tmp_path: Path, workspace: Path, state_dir: Path, agent_env: dict[str, str], signum: int
+) -> None:
+    pid_file = tmp_path / "pid"
+    script = write_script(
+        tmp_path / "script.jsonl",
+        {"toolCalls": [bg_call("c1", f"echo $$ > {pid_file}; exec sleep 60")]},
+        {"text": "started"},
+    )
+    async with RawAgent(serve_command(script), env=agent_env, expect_exit_code=None) as agent:
+        peer = await start(agent, workspace, SID)
+        assert await prompt_and_wait(peer, 3, SID, "go") == "end_turn"
+        pid = int(pid_file.read_text())
+        assert alive(pid)
+        agent.process.send_signal(signum)
+        await agent.wait_exit()
+    assert not alive(pid), "the end of the process kills its sessions' tasks"
+    assert task_table(state_dir, SID)[0]["status"] == "closed"
