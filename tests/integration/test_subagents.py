@@ -171,9 +171,6 @@ async def test_kill_9_during_a_childs_turn_leaves_both_journals_loadable(
         [child] = child_ids(peer, SID).values()
         agent.process.send_signal(signal.SIGKILL)
         await agent.wait_exit()
-    for sid in (child, SID):  # as the crash left them: an open turn each, nothing torn
-        checked = journal_check(state_dir, sid)
-        assert checked.returncode == 0, checked.stdout + checked.stderr
     async with RawAgent(serve_command(script), env=agent_env) as again:
         peer = await initialized(again)
         await again.send(load(2, child, workspace))
@@ -182,6 +179,9 @@ async def test_kill_9_during_a_childs_turn_leaves_both_journals_loadable(
         assert "result" in await peer.until_answered(3, 10)
         await again.close_stdin()
         await peer.to_the_end(10)
+    for sid in (child, SID):  # once loaded (the load closes the cut turns): clean
+        checked = journal_check(state_dir, sid)
+        assert checked.returncode == 0, checked.stdout + checked.stderr
     child_journal = check_journal(state_dir, child, workspace)
     assert child_journal.end_reasons() == ["interrupted"]
     assert [r["callId"] for r in child_journal.of_type("tool/result")] == ["r1"]  # kept
