@@ -4,9 +4,11 @@
 ordinary prompt". Otherwise it answers with either
 
 - an ``Answer`` at once, with no turn, no model request and nothing journaled: ``/status``,
-  ``/tasks``, ``/model``, ``/mode`` (and ``/review`` with nothing to review). The session hands its text to
-  its observer (``command_answer``: over ACP, an agent message marked
-  ``_meta.acp_agent.command``, sent before the prompt's response). It is answered even while a
+  ``/tasks``, ``/export`` (naming the file it wrote, ``export.py``), ``/model``, ``/mode``,
+  ``/permissions`` (``permissions.py``; a misuse is ``CommandRefused``) (and ``/review``
+  with nothing to review). The session hands its text to its observer (``command_answer``:
+  over ACP, an agent message marked ``_meta.acp_agent.command``, sent before the prompt's
+  response). It is answered even while a
   turn runs (it waits for nothing; the running turn's answer comes later). ``/model NAME`` and
   ``/mode NAME`` do what the session's settings do, and the door announces the change
   (``Sessions.on_settings_changed``: over ACP ``config_option_update``, and for the mode
@@ -35,6 +37,8 @@ from typing import Protocol, TypeVar
 import anyio
 import msgspec
 
+from acp_agent.commands.export import ExportRefused, ExportSource, export_session
+from acp_agent.commands.permissions import PermissionsMisuse, permissions_command
 from acp_agent.commands.skills import Skill
 from acp_agent.commands.status import SessionStatus, status_text, tasks_text
 from acp_agent.commands.words import (
@@ -48,6 +52,7 @@ from acp_agent.commands.words import (
 )
 from acp_agent.content import ContentBlock
 from acp_agent.journal.events import Source, SourceKind, source
+from acp_agent.permissions.book import SessionRules
 from acp_agent.tools.permissions import MODES, Mode, UnknownMode, require_mode
 
 P = TypeVar("P")
@@ -65,13 +70,19 @@ class Answer(msgspec.Struct, frozen=True):
     text: str
 
 
-class CommandSession(Protocol[P_co]):
-    """What a command may do with a session (``session.service.Session`` is one)."""
+class CommandSession(ExportSource, Protocol[P_co]):
+    """What a command may do with a session (``session.service.Session`` is one); what
+    ``/export`` reads of it is ``ExportSource``'s."""
 
     @property
     def cwd(self) -> str: ...
 
     def status(self) -> SessionStatus: ...
+
+    @property
+    def rules(self) -> SessionRules:
+        """The permission rules in force (``/permissions``)."""
+        ...
 
     def skill(self, name: str) -> Skill | None: ...
 
@@ -102,10 +113,14 @@ async def run(session: CommandSession[P], content: list[ContentBlock]) -> Answer
             return Answer(Command.STATUS, status_text(session.status()))
         case Command.TASKS:
             return Answer(Command.TASKS, tasks_text(session.status()))
+        case Command.EXPORT:
+            return await _export(session, invocation.rest)
         case Command.MODEL:
             return await _model(session, invocation.rest)
         case Command.MODE:
             return await _mode(session, invocation.rest)
+        case Command.PERMISSIONS:
+            return _permissions(session, invocation.rest)
         case Command.COMPACT:
             return await session.compact(invocation.rest)
         case Command.INIT:
@@ -117,6 +132,13 @@ async def run(session: CommandSession[P], content: list[ContentBlock]) -> Answer
         return None
     await session.inject(skill.body, source(SourceKind.SKILL, name=skill.name))
     return await session.submit(skill_prompt(skill, invocation.rest))
+
+
+async def _export(session: CommandSession[P], rest: str) -> Answer:
+    try:
+        return Answer(Command.EXPORT, await export_session(session, rest))
+    except ExportRefused as exc:
+        raise CommandRefused(str(exc)) from exc
 
 
 async def _model(session: CommandSession[P], name: str) -> Answer:
@@ -143,6 +165,13 @@ async def _mode(session: CommandSession[P], name: str) -> Answer:
         raise CommandRefused(str(exc)) from exc
     await session.switch_mode(mode)
     return Answer(Command.MODE, f"Mode: {mode}")
+
+
+def _permissions(session: CommandSession[P], rest: str) -> Answer:
+    try:
+        return Answer(Command.PERMISSIONS, permissions_command(session.rules, rest))
+    except PermissionsMisuse as exc:
+        raise CommandRefused(str(exc)) from exc
 
 
 async def _review(session: CommandSession[P], invocation: Invocation) -> Answer | P:

@@ -34,11 +34,14 @@ from acp_agent.acp.wiring import acp_wiring
 from acp_agent.hooks.bridge import HookSet
 from acp_agent.model.registry import ModelCatalog
 from acp_agent.options import Options
+from acp_agent.permissions.book import RuleBook
+from acp_agent.permissions.rules import Rule
 from acp_agent.process.life import SIGNAL_GRACE_S, Life, Served
 from acp_agent.session.service import Sessions
 from acp_agent.session.system_prompt import PromptConfig
 from acp_agent.session.wiring import Wiring
 from acp_agent.startup_report import reporting
+from acp_agent.tools.web_settings import WebFetchSettings
 from acp_agent.transport.connection import ServeEnd
 
 log = structlog.get_logger("acp_agent.process")
@@ -59,6 +62,13 @@ class Door:
     models: ModelCatalog
     hooks: HookSet
     prompt: PromptConfig | None = None
+    web_fetch: WebFetchSettings | None = None
+    rules: tuple[Rule, ...] = ()
+    """The config file's ``[permissions]`` rules."""
+
+    def rule_book(self) -> RuleBook:
+        """The rules of every session: the config's, and the projects' under the state dir."""
+        return RuleBook(self.rules, self.options.state_dir, self.options.config)
 
 
 async def serve_sessions(
@@ -75,12 +85,14 @@ async def serve_sessions(
     released, closed. ``initialized``: the params of an ``initialize`` answered before the
     connection (``launch``); ``on_input_end()`` once the input ended."""
     conn = served.conn
-    client = AcpClient(conn)
+    client = AcpClient(conn, door.rule_book())
     if initialized is not None:
         client.capabilities = initialized.client_capabilities
     async with anyio.create_task_group() as tg:
         context_window = door.options.context_window
-        wiring = acp_wiring(client, door.models, door.hooks, tg, context_window, door.prompt)
+        wiring = acp_wiring(
+            client, door.models, door.hooks, tg, context_window, door.prompt, door.web_fetch
+        )
         sessions = served.sessions = make_sessions(tg, wiring)
         server = AgentServer(client, sessions, door.models)
         end = await _read(served, server)

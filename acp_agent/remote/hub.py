@@ -35,12 +35,14 @@ from acp_agent.acp.observer import AcpObserver
 from acp_agent.hooks.bridge import HookSet
 from acp_agent.model.registry import ModelCatalog
 from acp_agent.options import Options
+from acp_agent.permissions.rules import Rule
 from acp_agent.process.life import Life
 from acp_agent.process.serving import Door, Ending, serve_sessions
 from acp_agent.remote.claims import Claims, ConnectionSessions, Holder
 from acp_agent.session.service import Sessions
 from acp_agent.session.system_prompt import PromptConfig
 from acp_agent.session.wiring import Wiring
+from acp_agent.tools.web_settings import WebFetchSettings
 from acp_agent.transport.connection import Connection
 from acp_agent.transport.framing import ByteSink, ByteSource
 from acp_agent.transport.prelude import EarlySignals, no_early_signals
@@ -58,10 +60,12 @@ class Hub:
         models: ModelCatalog,
         hooks: HookSet,
         prompt: PromptConfig | None,
+        web_fetch: WebFetchSettings | None = None,
+        rules: tuple[Rule, ...] = (),
     ) -> None:
         self.options = options
         self.models = models
-        self.door = Door(options, models, hooks, prompt)
+        self.door = Door(options, models, hooks, prompt, web_fetch, rules)
         self.life = Life()
         self.claims = Claims()
         self._names = itertools.count(1)

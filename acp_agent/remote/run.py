@@ -46,5 +46,12 @@ def run_listen(options: Options, args: argparse.Namespace) -> int:
         print(f"acp-agent: {exc}", file=sys.stderr)
         return 2
     log.info("server_starting", model=setup.models.default, state_dir=str(options.state_dir))
-    hub = Hub(options, setup.models, setup.hooks(options), setup.prompt)
+    hub = Hub(
+        options,
+        setup.models,
+        setup.hooks(options),
+        setup.prompt,
+        setup.web_fetch,
+        setup.rules(options),
+    )
     return finish(anyio.run(listen_and_serve, hub, listen, sock, latch.take))

@@ -43,6 +43,7 @@ from acp_agent.journal.paths import journal_path, session_dir
 from acp_agent.journal.writer import JournalHealth, JournalWriter
 from acp_agent.mcp.config import McpServerConfig
 from acp_agent.model.base import Capabilities, ModelProvider, context_window_of
+from acp_agent.permissions.book import SessionRules
 from acp_agent.session import shelf
 from acp_agent.session.catalog import set_client_title, write_title
 from acp_agent.session.errors import (
@@ -331,6 +332,15 @@ class Session(Generic[Obs]):
     def journal_path(self) -> Path:
         return journal_path(session_dir(self._sessions.state_dir, self.id))
 
+    @property
+    def state_dir(self) -> Path:
+        return self._sessions.state_dir
+
+    @property
+    def title(self) -> str | None:
+        """The session's title as it stands (the client's, the model's or the first prompt's)."""
+        return self.actor.title
+
     def set_roots(self, roots: Sequence[Path]) -> None:
         """The extra roots the session's file tools may use, besides its cwd."""
         self.actor.deps.tools.set_roots(roots)
@@ -348,6 +358,11 @@ class Session(Generic[Obs]):
     @property
     def mode(self) -> Mode:
         return self.actor.deps.tools.permissions.mode
+
+    @property
+    def rules(self) -> SessionRules:
+        """The permission rules in force for the session's tools (``/permissions``)."""
+        return self.actor.deps.tools.permissions.rules
 
     async def set_mode(self, mode: Mode) -> None:
         """Takes effect at the next tool call."""

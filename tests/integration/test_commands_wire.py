@@ -20,7 +20,17 @@ from tests.support.requests import read_requests
 
 pytestmark = pytest.mark.subprocess
 
-BUILT_IN = ["compact", "init", "review", "status", "model", "mode", "tasks"]
+BUILT_IN = [
+    "compact",
+    "init",
+    "review",
+    "status",
+    "export",
+    "model",
+    "mode",
+    "permissions",
+    "tasks",
+]
 
 
 def user_messages(request: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
