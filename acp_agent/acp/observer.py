@@ -308,7 +308,9 @@ class AcpClient:
             fs=self.client_fs(sid),
             writer=AcpClientWriter(conn, sid) if caps.fs.write_text_file else None,
             terminals=AcpTerminals(conn, sid) if caps.terminal else None,
-            progress=AcpToolProgress(conn, sid, Cursor(keep_log=self.keep_log)),
+            progress=AcpToolProgress(
+                conn, sid, Cursor(keep_log=self.keep_log), caps.subagents is not None
+            ),
             permissions=Permissions(
                 asker=AcpPermissionAsker(conn, sid),
                 session_id=sid,

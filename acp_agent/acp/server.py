@@ -23,8 +23,10 @@ checked before anything is created and become the session's MCP servers (``mcp/h
 connected at its first model request.
 ``session/delete`` and the unstable ``session/set_title``, ``session/status``,
 ``session/archive`` and ``session/unarchive`` are ``session_admin.py``'s. A client's
-``$/cancel_request`` for a pending ``session/prompt`` ends it like ``session/cancel``
-(``Deferred.on_cancel``; the connection routes it).
+``$/cancel_request`` for a pending ``session/prompt`` ends that prompt only
+(``Deferred.on_cancel`` is ``PendingPrompt.cancel``; the connection routes it): queued, it is
+answered ``cancelled`` without running; running, its turn ends as with ``session/cancel``; the
+session's other prompts run.
 """
 
 from __future__ import annotations
@@ -94,7 +96,7 @@ from acp_agent.journal.events import SourceKind, source, source_kind
 from acp_agent.mcp.config import McpServerConfig, journaled, parse_servers
 from acp_agent.model.openai.warm import warm_up
 from acp_agent.model.registry import ModelCatalog
-from acp_agent.session.catalog import ArchiveFilter, BadCursor, list_sessions
+from acp_agent.session.catalog import ArchiveFilter, BadCursor, SessionSummary, list_sessions
 from acp_agent.session.errors import SessionError
 from acp_agent.session.service import PendingPrompt, Session, Sessions, Setting
 from acp_agent.session.system_prompt import SessionPrompt
@@ -407,7 +409,7 @@ class AgentServer:
             page, cursor = list_sessions(state_dir, cwd, cursor, archived=archived)
         except BadCursor as exc:
             raise InvalidParams(str(exc), {"path": "$.cursor"}) from exc
-        infos = [SessionInfo(s.session_id, s.cwd, s.title, s.updated_at, s.archived) for s in page]
+        infos = [_session_info(s) for s in page]
         return ListSessionsResult(sessions=infos, next_cursor=cursor)
 
     async def prompt(self, params: PromptParams) -> PromptResult | Deferred:
@@ -421,7 +423,7 @@ class AgentServer:
         if pending.answer is not None:  # a command the agent answered itself: no turn
             return PromptResult(stop_reason="end_turn")
         cancelled = PromptResult(stop_reason="cancelled")
-        return Deferred(self._answer(pending), abandoned=cancelled, on_cancel=session.cancel)
+        return Deferred(self._answer(pending), abandoned=cancelled, on_cancel=pending.cancel)
 
     async def _answer(self, pending: PendingPrompt) -> PromptResult:
         return outcome_result(await pending.outcome())
@@ -526,6 +528,12 @@ def after_seq(meta: JsonObject | None) -> int | None:
     if not isinstance(value, int) or isinstance(value, bool):
         raise InvalidParams("_meta.acp_agent.afterSeq must be an integer (an update's seq)")
     return value
+def _session_info(s: SessionSummary) -> SessionInfo:
+    parent = s.parent_session_id
+    meta: JsonObject | None = None
+    if parent is not None:
+        meta = {"acp_agent": {"parentSessionId": parent}}
+    return SessionInfo(s.session_id, s.cwd, s.title, s.updated_at, s.archived, meta)
 
 
 def _kept_cwd(session: AcpSession, requested: str) -> dict[str, str] | None:

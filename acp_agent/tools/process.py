@@ -117,6 +117,23 @@ async def run_local(
     return _finished(process.returncode, tail, timed_out, watch.exited and not tail.ended)
 
 
+async def start_group(command: str, cwd: str) -> anyio.abc.Process:
+    """Start ``command`` the way ``run_local`` does (the same gated spawn, so whatever wraps it
+    wraps both) but hand its process to the caller, which must end it with ``end_group``: a
+    background task (``background.py``). Its group is in ``_LIVE`` before the gate opens, so
+    ``kill_all`` ends it with the process; no ``await`` between the spawn and the return."""
+    with _Gate() as gate:
+        process = await _spawn(command, cwd, gate.reader)
+        _LIVE.add(process.pid)
+        gate.open()
+    return process
+
+
+async def end_group(process: anyio.abc.Process) -> None:
+    """Kill the group of a process ``start_group`` started, deregister it and reap it."""
+    await _end(process)
+
+
 async def _spawn(command: str, cwd: str, gate: int) -> anyio.abc.Process:
     """Start the gated shell (``_GATED``) reading ``gate``. However long this takes to return
     (tests stretch it), the command does not run before the gate opens."""

@@ -17,7 +17,9 @@ command echoed up to ``MAX_ECHO_CHARS``. A shell that exited while a detached pr
 session) still holds the output open is reported by its exit status, with ``DETACHED_NOTE``.
 A local command's output reaches the call's card while it runs (``ToolProgress.output``: its
 last ``process.LIVE_BYTES``, at most every ``process.LIVE_INTERVAL_S``), each update replacing
-the last, the final result replacing them all.
+the last, the final result replacing them all. With ``background: true`` the command becomes
+a task of the session (``task_tools.py``, ``background.py``) once permitted, always run
+locally, and the result names its id at once.
 """
 
 from __future__ import annotations
@@ -47,6 +49,7 @@ from acp_agent.tools.display import TerminalView, shown_as
 from acp_agent.tools.guard import authorize, subject
 from acp_agent.tools.permissions import Action
 from acp_agent.tools.process import SHELL, Finished, Live, run_local
+from acp_agent.tools.task_tools import in_background
 
 log = structlog.get_logger("acp_agent.tools")
 
@@ -64,6 +67,7 @@ class RunCommandArgs(msgspec.Struct, frozen=True):
     command: str
     cwd: str | None = None
     timeout_ms: int = DEFAULT_TIMEOUT_MS
+    background: bool = False
 
 
 class RunCommand:
@@ -81,6 +85,12 @@ class RunCommand:
             "command": {"type": "string", "description": "the shell command line"},
             "cwd": {"type": "string", "description": "working directory (default: session cwd)"},
             "timeout_ms": {"type": "integer", "minimum": 1, "maximum": MAX_TIMEOUT_MS},
+            "background": {
+                "type": "boolean",
+                "description": "start it as a background task and answer at once with its id "
+                "(no timeout; read it with task_output, end it with task_stop; its ending is "
+                "reported to you as a message)",
+            },
         },
         "required": ["command"],
     }
@@ -104,6 +114,8 @@ class RunCommand:
             raise ToolError(f"{NAME}: {cwd} is not a directory")
         asked = subject(ctx, Target.RUN_COMMAND, args.command, cwd)
         await authorize(ctx, Action.EXECUTE, asked, command_label(args.command))
+        if args.background:
+            return await in_background(ctx, args.command, cwd)
         timeout_s = min(max(args.timeout_ms, 1), MAX_TIMEOUT_MS) / 1000
         if ctx.terminals is not None:
             return await _in_terminal(ctx, ctx.terminals, args.command, cwd, timeout_s)
