@@ -528,6 +528,8 @@ def after_seq(meta: JsonObject | None) -> int | None:
     if not isinstance(value, int) or isinstance(value, bool):
         raise InvalidParams("_meta.acp_agent.afterSeq must be an integer (an update's seq)")
     return value
+
+
 def _session_info(s: SessionSummary) -> SessionInfo:
     parent = s.parent_session_id
     meta: JsonObject | None = None
