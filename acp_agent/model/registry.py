@@ -4,7 +4,7 @@ Specs:
 
 - ``script:PATH`` — the script model (docs/contract.md §5).
 - ``gguf:/abs/path/model.gguf`` — a GGUF model run in this process by llama.cpp (the optional
-  extra ``acp-agent[local]``; ``acp_agent/model/gguf.py``).
+  extra ``acp-agent-server[local]``; ``acp_agent/model/gguf.py``).
 - ``PROVIDER:MODEL`` — an OpenAI-compatible Chat Completions model. ``PROVIDER`` is ``openai``,
   ``deepseek`` or the name of a ``[providers.<name>]`` table of the config file
   (``acp_agent/model/config.py``). Where a provider's settings come from, first match wins:

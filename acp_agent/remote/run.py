@@ -35,7 +35,7 @@ def run_listen(options: Options, args: argparse.Namespace) -> int:
     except ImportError as exc:
         print(
             f"acp-agent: --listen needs the remote extra ({exc.name} is missing): "
-            "pip install 'acp-agent[remote]'",
+            "pip install 'acp-agent-server[remote]'",
             file=sys.stderr,
         )
         return 2
