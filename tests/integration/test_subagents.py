@@ -35,6 +35,7 @@ from tests.integration.support import (
 from tests.integration.terminal_peer import TerminalPeer
 from tests.support.recording import RawAgent
 from tests.support.requests import read_requests
+from tests.support.transcript import without_seq
 
 pytestmark = pytest.mark.subprocess
 
@@ -249,7 +250,7 @@ async def test_a_client_that_advertises_subagents_gets_a_subagent_update_first(
         for _, f in peer.frames
         if f.get("params", {}).get("update", {}).get("sessionUpdate") == "subagent_update"
     )
-    assert announce["params"] == {
+    assert {**announce["params"], "update": without_seq(announce["params"]["update"])} == {
         "sessionId": SID,
         "update": {
             "sessionUpdate": "subagent_update",
