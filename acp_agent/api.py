@@ -21,6 +21,9 @@ exceptions of ``acp_agent/session/errors.py`` (``UnknownSession``, ``SessionUnav
 Tools: sessions get ``read_file`` unless ``tools=`` says otherwise (``acp_agent.tools.registry
 .coding_tools()`` is the server's set). Writes and commands are decided by each session's
 ``Permissions`` (``permissions=``; by default mode ``ask`` with nobody to ask, so they are refused).
+Commands (``run_command``) run in the OS sandbox (``acp_agent/sandbox/``): ``sandbox=`` a
+``Sandbox`` (its ``configured`` policy, what it hides, which credentials it drops); by default
+``Sandbox(state_dir)``, the server's default policy with the state directory hidden.
 ``session.inject_workspace_instructions()`` injects ``AGENTS.md`` and friends as ``plugin`` context,
 as the server does for every new session.
 
@@ -46,6 +49,7 @@ from acp_agent.journal.writer import JournalHealth
 from acp_agent.model.base import ModelProvider
 from acp_agent.model.registry import ModelCatalog
 from acp_agent.model.script import ScriptModel
+from acp_agent.sandbox.guard import Sandbox, SessionSandbox
 from acp_agent.session.crossref import snapshot
 from acp_agent.session.errors import (
     BadSessionId,
@@ -139,12 +143,17 @@ class Agent:
         file_factory: FileFactory | None = None,
         context_window: int = DEFAULT_CONTEXT_WINDOW,
         system_prompt: PromptConfig | None = None,
+        sandbox: Sandbox | None = None,
     ) -> AsyncIterator[Agent]:
         models: Models = model if isinstance(model, ModelCatalog) else OneModel(model)
+        commands = sandbox or Sandbox(state_dir)
 
         def runner(header: SessionHeader) -> ToolRunner:
             allowed = permissions(header) if permissions else Permissions(session_id=header.id)
-            context = ToolContext(header.id, Path(header.cwd), permissions=allowed)
+            confined = SessionSandbox(commands)
+            context = ToolContext(
+                header.id, Path(header.cwd), permissions=allowed, sandbox=confined
+            )
             chosen = tools(header) if tools else [ReadFile()]
             hooked = SessionToolHooks(hooks) if hooks else None
             return ToolRunner(chosen, context, tool_hooks or hooked)

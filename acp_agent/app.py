@@ -56,6 +56,8 @@ from acp_agent.journal.writer import JournalWriter
 from acp_agent.mcp.hub import McpHub
 from acp_agent.model.registry import ModelCatalog
 from acp_agent.options import Options
+from acp_agent.sandbox.config import sandbox_config_from
+from acp_agent.sandbox.guard import Sandbox
 from acp_agent.session.service import Sessions
 from acp_agent.session.system_prompt import PromptConfig
 from acp_agent.session.wiring import Wiring
@@ -120,12 +122,15 @@ def acp_wiring(
     tg: TaskGroup,
     context_window: int = DEFAULT_CONTEXT_WINDOW,
     prompt: PromptConfig | None = None,
+    *,
+    sandbox: Sandbox,
 ) -> Wiring[AcpObserver]:
     """What each ACP session gets: the coding tools over the client's services (``tg`` runs
-    its MCP connections), the configured hooks, an observer projecting onto the wire."""
+    its MCP connections) with the process's ``sandbox`` around their commands, the configured
+    hooks, an observer projecting onto the wire."""
 
     def tools(header: SessionHeader) -> ToolRunner:
-        context = client.tool_context(header)
+        context = client.tool_context(header, sandbox)
         mcp = McpHub(tg.start_soon, header.cwd, header.id)
         tools = coding_tools(ask_user=context.elicitation is not None)
         return ToolRunner(tools, context, SessionToolHooks(hooks), mcp)
@@ -135,6 +140,20 @@ def acp_wiring(
 
     instructions = prompt or PromptConfig()
     return Wiring(models, tools, admission, client.observer, context_window, prompt=instructions)
+
+
+def command_sandbox(
+    options: Options, models: ModelCatalog, config: dict[str, Any] | None = None
+) -> Sandbox:
+    """The process's sandbox: the config file's ``[sandbox] mode`` (checked already by
+    ``launch``), the state directory and the config file hidden, the providers' keys dropped."""
+    configured = sandbox_config_from(config or {}, options.config).mode
+    return Sandbox(
+        options.state_dir,
+        configured=configured,
+        key_names=models.key_names(),
+        hidden_files=(options.config,),
+    )
 
 
 async def _watch_signals(stop: Shutdown, early: EarlySignals = no_early_signals) -> None:
@@ -241,6 +260,7 @@ async def serve_connection(
     signals: bool = True,
     initialized: InitializeParams | None = None,
     early: EarlySignals = no_early_signals,
+    sandbox: Sandbox | None = None,
 ) -> int:
     """Serve one connection; ``signals=False`` for an in-process server (tests). Built in one
     direction: connection, then sessions, then the router the connection serves.
@@ -253,7 +273,10 @@ async def serve_connection(
             guard.start_soon(_watch_signals, stop, early)
         async with conn:
             deadline = guard if signals else None
-            await _serve_sessions(conn, options, models, hooks, prompt, stop, deadline, initialized)
+            commands = sandbox or command_sandbox(options, models)
+            await _serve_sessions(
+                conn, options, models, hooks, prompt, stop, deadline, initialized, commands
+            )
             with anyio.move_on_after(0.3 if stop.signalled else None):
                 await conn.close()
         guard.cancel_scope.cancel()
@@ -268,7 +291,8 @@ async def _serve_sessions(
     prompt: PromptConfig | None,
     stop: Shutdown,
     deadline: TaskGroup | None,
-    initialized: InitializeParams | None = None,
+    initialized: InitializeParams | None,
+    sandbox: Sandbox,
 ) -> None:
     """The sessions' whole life on ``conn``: built, served, finished (``_finish_requests``),
     their terminals released, closed. ``deadline`` runs ``_deadline`` (with signals)."""
@@ -276,7 +300,9 @@ async def _serve_sessions(
     if initialized is not None:
         client.capabilities = initialized.client_capabilities
     async with anyio.create_task_group() as tg:
-        wiring = acp_wiring(client, models, hooks, tg, options.context_window, prompt)
+        wiring = acp_wiring(
+            client, models, hooks, tg, options.context_window, prompt, sandbox=sandbox
+        )
         sessions = Sessions(options.state_dir, tg, wiring)
         server = AgentServer(client, sessions, models)
         if deadline is not None:
@@ -334,7 +360,10 @@ def serve_process(
     logs.configure(options.log_level, options.log_file)
     hooks = hooks_from(config, options.config)
     log.info("server_starting", model=models.default, state_dir=str(options.state_dir))
-    serve = partial(serve_connection, prompt=prompt, initialized=initialized, early=early)
+    sandbox = command_sandbox(options, models, config)
+    serve = partial(
+        serve_connection, prompt=prompt, initialized=initialized, early=early, sandbox=sandbox
+    )
     source, sink = FdSource(fd_in, prefix=prefix), FdSink(fd_out)
     code = anyio.run(serve, options, models, hooks, source, sink)
     log.info("server_stopped", exit_code=code)

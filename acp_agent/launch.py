@@ -66,7 +66,7 @@ class Setup(msgspec.Struct, frozen=True):
 
 def checked_setup(options: Options) -> Setup:
     """Read and check the config file once (``ConfigError``) and the model spec
-    (``BadModelSpec``); the ``[hooks]`` table is checked only when there is one."""
+    (``BadModelSpec``); the ``[hooks]`` and ``[sandbox]`` tables only when there is one."""
     config = read_config_file(options.config)  # once, for providers, hooks and [agent]
     providers = providers_from(config, options.config)
     models = ModelCatalog(options.model, providers, context_window=options.context_window)
@@ -75,6 +75,10 @@ def checked_setup(options: Options) -> Setup:
         from acp_agent.hooks.config import config_from
 
         config_from(config, options.config)
+    if options.config is not None and "sandbox" in config:
+        from acp_agent.sandbox.config import sandbox_config_from
+
+        sandbox_config_from(config, options.config)
     return Setup(config, models, prompt)
 
 

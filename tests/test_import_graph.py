@@ -33,6 +33,8 @@ FLOORS: tuple[tuple[str, ...], ...] = (
     # the journal and the wire, knowing nothing of sessions
     ("acp_agent.journal", "acp_agent.transport"),
     ("acp_agent.model",),
+    # the OS sandbox around commands, and their environment
+    ("acp_agent.sandbox",),
     ("acp_agent.tools",),
     ("acp_agent.mcp",),
     # the turn engine: the pure machine, its actor and their ports

@@ -46,6 +46,7 @@ from acp_agent.acp.toolclient import (
 from acp_agent.content import TextContent
 from acp_agent.journal.events import Entry, SessionHeader, ToolCallPart
 from acp_agent.model.base import Usage
+from acp_agent.sandbox.guard import Sandbox, SessionSandbox
 from acp_agent.tools.base import ToolContext
 from acp_agent.tools.permissions import Permissions
 from acp_agent.transport.connection import Connection
@@ -214,8 +215,9 @@ class AcpClient:
             return None
         return AcpClientFs(self.conn, session_id)
 
-    def tool_context(self, header: SessionHeader) -> ToolContext:
-        """The tools' view of a session: each client service only if it was advertised."""
+    def tool_context(self, header: SessionHeader, sandbox: Sandbox) -> ToolContext:
+        """The tools' view of a session: each client service only if it was advertised, the
+        process's ``sandbox`` around its commands."""
         caps, conn, sid = self.capabilities, self.conn, header.id
         return ToolContext(
             sid,
@@ -226,6 +228,7 @@ class AcpClient:
             progress=AcpToolProgress(conn, sid),
             permissions=Permissions(asker=AcpPermissionAsker(conn, sid), session_id=sid),
             elicitation=AcpElicitation(conn, sid) if caps.elicitation_form else None,
+            sandbox=SessionSandbox(sandbox),
         )
 
 

@@ -43,6 +43,7 @@ from acp_agent.app import (
     SIGNAL_GRACE_S,
     Shutdown,
     acp_wiring,
+    command_sandbox,
     exit_now,
     forced_exit,
 )
@@ -50,6 +51,7 @@ from acp_agent.hooks.bridge import HookSet
 from acp_agent.model.registry import ModelCatalog
 from acp_agent.options import Options
 from acp_agent.remote.claims import Claims, ConnectionSessions, Holder
+from acp_agent.sandbox.guard import Sandbox
 from acp_agent.session.system_prompt import PromptConfig
 from acp_agent.transport.connection import Connection
 from acp_agent.transport.framing import ByteSink, ByteSource
@@ -78,8 +80,10 @@ class Hub:
         models: ModelCatalog,
         hooks: HookSet,
         prompt: PromptConfig | None,
+        sandbox: Sandbox | None = None,
     ) -> None:
         self.options = options
+        self.sandbox = sandbox or command_sandbox(options, models)
         self.models = models
         self.hooks = hooks
         self.prompt = prompt
@@ -126,7 +130,13 @@ class Hub:
         async with anyio.create_task_group() as tg:
             options = self.options
             wiring = acp_wiring(
-                client, self.models, self.hooks, tg, options.context_window, self.prompt
+                client,
+                self.models,
+                self.hooks,
+                tg,
+                options.context_window,
+                self.prompt,
+                sandbox=self.sandbox,
             )
             sessions = ConnectionSessions(options.state_dir, tg, wiring, self.claims, holder)
             served.sessions = sessions

@@ -9,7 +9,7 @@ import anyio
 import structlog
 
 from acp_agent import logs
-from acp_agent.app import exit_past_stuck_threads
+from acp_agent.app import command_sandbox, exit_past_stuck_threads
 from acp_agent.config_file import ConfigError, read_config_file
 from acp_agent.hooks.bridge import HookSet
 from acp_agent.hooks.config import config_from
@@ -48,12 +48,13 @@ def run_listen(options: Options, args: argparse.Namespace) -> int:
         models = ModelCatalog(options.model, providers, context_window=options.context_window)
         hooks = HookSet.from_config(config_from(config, options.config).hooks)
         prompt = prompt_config_from(config, options.config)
+        sandbox = command_sandbox(options, models, config)
         sock = bind(listen)
     except (BadModelSpec, ConfigError, ListenError) as exc:
         print(f"acp-agent: {exc}", file=sys.stderr)
         return 2
     log.info("server_starting", model=models.default, state_dir=str(options.state_dir))
-    hub = Hub(options, models, hooks, prompt)
+    hub = Hub(options, models, hooks, prompt, sandbox)
     code = anyio.run(listen_and_serve, hub, listen, sock, latch.take)
     log.info("server_stopped", exit_code=code)
     exit_past_stuck_threads(code)

@@ -18,6 +18,7 @@ from typing import Protocol, runtime_checkable
 import msgspec
 
 from acp_agent.content import ContentBlock, TextContent
+from acp_agent.sandbox.guard import SessionSandbox
 from acp_agent.tools.client import ClientElicitation, ClientTerminals, ClientWriter, ToolProgress
 from acp_agent.tools.permissions import CallInfo, Permissions
 
@@ -54,7 +55,9 @@ class ClientFs(Protocol):
 class ToolContext:
     """What a tool may use. ``roots`` are the extra session roots (``additionalDirectories``);
     ``call`` is set by the runner for each call; the client services are ``None`` unless the
-    client advertised them; ``permissions`` decides writes and commands (``permissions.py``)."""
+    client advertised them; ``permissions`` decides writes and commands (``permissions.py``);
+    ``sandbox`` confines the commands (``acp_agent/sandbox/``). Its default, ``off``, is for a
+    context built by hand (the tools' unit tests); every door passes the session's own."""
 
     session_id: str
     cwd: Path
@@ -66,6 +69,7 @@ class ToolContext:
     permissions: Permissions = field(default_factory=Permissions)
     call: CallInfo | None = None
     elicitation: ClientElicitation | None = None
+    sandbox: SessionSandbox = field(default_factory=SessionSandbox.off)
 
     def all_roots(self) -> tuple[Path, ...]:
         return (self.cwd, *self.roots)
