@@ -35,16 +35,12 @@ when that first answer is written (``startup_report.py``).
 from __future__ import annotations
 
 import sys
-from typing import Any
-
-import msgspec
 
 from acp_agent.acp.handshake import answer_first
-from acp_agent.config_file import ConfigError, read_config_file
-from acp_agent.model.config import providers_from
-from acp_agent.model.registry import BadModelSpec, ModelCatalog
+from acp_agent.config_file import ConfigError
+from acp_agent.model.registry import BadModelSpec
 from acp_agent.options import Options
-from acp_agent.session.system_prompt import PromptConfig, prompt_config_from
+from acp_agent.process.setup import checked_setup
 from acp_agent.startup_report import report_modules
 from acp_agent.transport.prelude import (
     Interrupted,
@@ -54,32 +50,6 @@ from acp_agent.transport.prelude import (
     take_stdout,
     write_all,
 )
-
-
-class Setup(msgspec.Struct, frozen=True):
-    """The checked configuration: what the server is built from."""
-
-    config: dict[str, Any]
-    models: ModelCatalog
-    prompt: PromptConfig
-
-
-def checked_setup(options: Options) -> Setup:
-    """Read and check the config file once (``ConfigError``) and the model spec
-    (``BadModelSpec``); the ``[hooks]`` and ``[sandbox]`` tables only when there is one."""
-    config = read_config_file(options.config)  # once, for providers, hooks and [agent]
-    providers = providers_from(config, options.config)
-    models = ModelCatalog(options.model, providers, context_window=options.context_window)
-    prompt = prompt_config_from(config, options.config)
-    if options.config is not None and "hooks" in config:
-        from acp_agent.hooks.config import config_from
-
-        config_from(config, options.config)
-    if options.config is not None and "sandbox" in config:
-        from acp_agent.sandbox.config import sandbox_config_from
-
-        sandbox_config_from(config, options.config)
-    return Setup(config, models, prompt)
 
 
 def run_server(options: Options) -> int:

@@ -134,14 +134,13 @@ class SlashCommands:
 
 def status_text(session: AcpSession) -> str:
     """``/status``: the session as it stands, from live state only."""
-    actor, window = session.actor, session.actor.deps.context_window
-    used = actor.context_used
+    window, used = session.context_window, session.context_used
     context = (
         f"{used} of {window} tokens ({used * 100 // max(window, 1)}%) at the last request"
         if used is not None
         else f"no request reported usage yet (window {window} tokens)"
     )
-    total, cost = actor.usage_total, session.observer.cost
+    total, cost = session.usage_total, session.observer.cost
     tokens = (
         f"{total.input_tokens} in, {total.output_tokens} out"
         + (f", {total.reasoning_tokens} reasoning" if total.reasoning_tokens else "")
@@ -160,7 +159,7 @@ def status_text(session: AcpSession) -> str:
         f"Context: {context}",
         f"Tokens since this process opened the session: {tokens}",
         f"Cost: {f'${cost:.4f}' if cost else 'none reported'}",
-        f"Turns: {actor.state.turn}",
+        f"Turns: {session.turns}",
         f"Skills: {', '.join('/' + s.name for s in session.skills) or 'none'}",
     ]
     return "\n".join(lines)

@@ -236,7 +236,7 @@ class AgentServer:
 
     async def _load(self, params: LoadSessionParams) -> Then:
         session = await self._open(params)
-        await session.observer.replay(session.actor.entries)
+        await session.observer.replay(session.entries)
         return self._with_commands(session, self._setup_result(session, params.cwd))
 
     async def resume_session(self, params: LoadSessionParams) -> Then | Deferred:

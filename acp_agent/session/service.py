@@ -58,7 +58,7 @@ from acp_agent.session.workspace import find_instructions
 from acp_agent.tools.permissions import Mode, parse_mode
 from acp_agent.turn.actor import SessionActor
 from acp_agent.turn.ports import Reply, SessionDeps, new_id, now_ms
-from acp_agent.turn.vocabulary import Outcome, Placement
+from acp_agent.turn.vocabulary import Outcome, Placement, TurnUsage
 
 log = structlog.get_logger("acp_agent.sessions")
 
@@ -122,6 +122,29 @@ class Session(Generic[Obs]):
     def entries(self) -> list[Entry]:
         """Every event admitted so far, in journal order (durable or not yet flushed)."""
         return list(self.actor.entries)
+
+    @property
+    def writer(self) -> JournalWriter:
+        return self.actor.writer
+
+    @property
+    def turns(self) -> int:
+        """The number of the last turn opened (0 before the first)."""
+        return self.actor.state.turn
+
+    @property
+    def context_window(self) -> int:
+        return self.actor.deps.context_window
+
+    @property
+    def context_used(self) -> int | None:
+        """Tokens of context the last model request reported using, if any did."""
+        return self.actor.context_used
+
+    @property
+    def usage_total(self) -> TurnUsage | None:
+        """Tokens reported since this process opened the session."""
+        return self.actor.usage_total
 
     # -- driving it ------------------------------------------------------------------------
 
@@ -493,6 +516,10 @@ class Sessions(Generic[Obs]):
                 tg.start_soon(self.close, session)
             for closing in under_way:
                 tg.start_soon(closing.done.wait)
+
+    def writers(self) -> list[JournalWriter]:
+        """The journal of every session open or being closed (what a forced exit flushes)."""
+        return [s.writer for s in (*self.all, *self.closing)]
 
     @property
     def closing(self) -> list[Session[Obs]]:

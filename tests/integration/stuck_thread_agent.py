@@ -10,8 +10,8 @@ end, so neither can shutdown's wait for it. ``{"how": "abandoned"}`` runs it wit
 ``abandon_on_cancel=True``: the turn ends, but the thread stays, and it is not a daemon.
 
 Run as a script (``python tests/integration/stuck_thread_agent.py --model ...``), like
-``tests/support/fake_agent.py``. The tool joins the set ``acp_agent.app`` gives every session
-(``app.coding_tools``, the name ``app.py`` imported).
+``tests/support/fake_agent.py``. The tool joins the set ``acp_agent.acp.wiring`` gives every ACP
+session (``wiring.coding_tools``, the name ``acp/wiring.py`` imported).
 """
 
 from __future__ import annotations
@@ -23,7 +23,8 @@ from pathlib import Path
 
 import anyio
 
-from acp_agent import app, cli
+from acp_agent import cli
+from acp_agent.acp import wiring
 from acp_agent.content import TextContent
 from acp_agent.tools.base import Location, Tool, ToolContext, ToolKind, ToolOutput
 from acp_agent.tools.registry import coding_tools
@@ -65,5 +66,5 @@ def _tools(*, ask_user: bool = False) -> list[Tool]:
 
 
 if __name__ == "__main__":
-    app.coding_tools = _tools  # type: ignore[attr-defined]
+    wiring.coding_tools = _tools  # type: ignore[attr-defined]
     sys.exit(cli.main())

@@ -1,0 +1,45 @@
+"""What each ACP session is built with: the coding tools over the client's services (their
+commands inside the process's sandbox), the configured hooks, and an observer projecting onto
+the wire (``session/wiring.py``'s ``Wiring``)."""
+
+from __future__ import annotations
+
+from anyio.abc import TaskGroup
+
+from acp_agent.acp.observer import AcpClient, AcpObserver
+from acp_agent.hooks.bridge import HookSet, SessionToolHooks
+from acp_agent.journal.events import SessionHeader
+from acp_agent.mcp.hub import McpHub
+from acp_agent.model.registry import ModelCatalog
+from acp_agent.sandbox.guard import Sandbox
+from acp_agent.session.system_prompt import PromptConfig
+from acp_agent.session.wiring import Wiring
+from acp_agent.tools.registry import coding_tools
+from acp_agent.turn.admission import Admission
+from acp_agent.turn.compaction import DEFAULT_CONTEXT_WINDOW
+from acp_agent.turn.toolrun import ToolRunner
+
+
+def acp_wiring(
+    client: AcpClient,
+    models: ModelCatalog,
+    hooks: HookSet,
+    tg: TaskGroup,
+    context_window: int = DEFAULT_CONTEXT_WINDOW,
+    prompt: PromptConfig | None = None,
+    *,
+    sandbox: Sandbox,
+) -> Wiring[AcpObserver]:
+    """``tg`` runs the sessions' MCP connections."""
+
+    def tools(header: SessionHeader) -> ToolRunner:
+        context = client.tool_context(header, sandbox)
+        mcp = McpHub(tg.start_soon, header.cwd, header.id)
+        tools = coding_tools(ask_user=context.elicitation is not None)
+        return ToolRunner(tools, context, SessionToolHooks(hooks), mcp)
+
+    def admission(header: SessionHeader) -> Admission:
+        return hooks.admission_for(header.cwd)
+
+    instructions = prompt or PromptConfig()
+    return Wiring(models, tools, admission, client.observer, context_window, prompt=instructions)
