@@ -17,7 +17,7 @@ mount covers an earlier one):
 5. Each hidden directory (the agent's state directory: every session's journal) covered by an
    empty tmpfs with mode ``0000``, remounted read-only: neither readable nor writable, even when
    it lies inside a root (it comes after step 4 for that). Each hidden file (the config file)
-   covered by ``/dev/null``. Hidden paths that do not exist are skipped: bwrap could not make
+   covered by ``/dev/null``, on a ``nodev`` mount, so opening it is refused. Hidden paths that do not exist are skipped: bwrap could not make
    their mount point on a read-only tree.
 
 Then ``--unshare-net`` (a network namespace with only its own loopback: no host, and not the
