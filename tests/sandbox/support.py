@@ -27,6 +27,17 @@ def _why_no_sandbox() -> str | None:
 
 WHY_NO_SANDBOX = _why_no_sandbox()
 needs_sandbox = pytest.mark.skipif(WHY_NO_SANDBOX is not None, reason=str(WHY_NO_SANDBOX))
+DEFAULT_POLICY = SandboxPolicy.OFF if WHY_NO_SANDBOX else SandboxPolicy.WORKSPACE_WRITE
+"""The policy a server with no ``[sandbox]`` runs commands under, here."""
+DEFAULT_LINE = f"sandbox: {DEFAULT_POLICY}\n"
+"""Its commands' results start with this line."""
+
+
+def unsandboxed(tmp_path: Path) -> list[str]:
+    """Server options for a test about the unsandboxed process model (``[sandbox] mode = "off"``)."""
+    config = tmp_path / "unsandboxed.toml"
+    config.write_text('[sandbox]\nmode = "off"\n', encoding="utf-8")
+    return ["--config", str(config)]
 
 
 def confined(

@@ -91,7 +91,10 @@ async def test_a_timeout_kills_the_command(workspace: Path) -> None:
     args = {"command": "echo started; sleep 30", "timeout_ms": 200}
     output = await RunCommand().run(args, context(workspace))
     assert output.is_error
-    assert text(output) == "sandbox: off\n$ echo started; sleep 30\nstarted\n[timed out: the command was killed]"
+    assert (
+        text(output)
+        == "sandbox: off\n$ echo started; sleep 30\nstarted\n[timed out: the command was killed]"
+    )
     assert process.live_groups() == frozenset()
 
 
