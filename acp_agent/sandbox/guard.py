@@ -77,11 +77,8 @@ class Sandbox:
         if self.bwrap is None:
             return SandboxPolicy.OFF
         known = cached_probe(self.bwrap, network=False)
-        return (
-            SandboxPolicy.OFF
-            if known is not None and not known.ok
-            else (SandboxPolicy.WORKSPACE_WRITE)
-        )
+        failed = known is not None and not known.ok
+        return SandboxPolicy.OFF if failed else SandboxPolicy.WORKSPACE_WRITE
 
     def environment(self) -> dict[str, str]:
         return scrubbed(os.environ, self.key_names)
@@ -93,14 +90,9 @@ class Sandbox:
         ``SandboxUnavailable`` if a chosen policy's sandbox cannot start."""
         chosen = policy or self.configured
         effective = chosen or self.default_policy()
-        if not effective.confined:
-            return Confined(effective, [], self.environment(), f"sandbox: {effective}")
-        why = await self._cannot_start(effective)
+        why = await self._cannot_start(effective) if effective.confined else None
         if why is None:
-            assert self.bwrap is not None
-            layout = self._layout(roots, cwd)
-            prefix = sandbox_argv(self.bwrap.path, effective, layout)
-            return Confined(effective, prefix, self.environment(), f"sandbox: {effective}")
+            return self._confined(effective, roots, cwd)
         if chosen is not None:
             raise SandboxUnavailable(
                 f"refused: the sandbox (bubblewrap) for policy {effective} cannot start: {why}. "
@@ -108,6 +100,13 @@ class Sandbox:
             )
         note = f"sandbox: off (the default where no sandbox can start: {why})"
         return Confined(SandboxPolicy.OFF, [], self.environment(), note)
+
+    def _confined(self, policy: SandboxPolicy, roots: Iterable[Path], cwd: Path) -> Confined:
+        prefix: list[str] = []
+        if policy.confined:
+            assert self.bwrap is not None  # _cannot_start found it
+            prefix = sandbox_argv(self.bwrap.path, policy, self._layout(roots, cwd))
+        return Confined(policy, prefix, self.environment(), f"sandbox: {policy}")
 
     async def _cannot_start(self, policy: SandboxPolicy) -> str | None:
         if self.bwrap is None:
