@@ -6,6 +6,7 @@ way, since it is the one session layer."""
 from __future__ import annotations
 
 import json
+import socket
 from pathlib import Path
 from typing import Any
 
@@ -46,7 +47,7 @@ def sandbox_of(result: dict[str, Any]) -> dict[str, Any]:
 
 
 async def touch(agent: RawAgent) -> str:
-    """Run the script's ``touch made``; the command's result text (from the journal update)."""
+    """Prompt once: the script's next command runs; its result's text (the final update)."""
     params = {"sessionId": SID, "prompt": [{"type": "text", "text": "touch"}]}
     assert (await agent.request("session/prompt", params))["result"]["stopReason"] == "end_turn"
     updates = [f["params"]["update"] for f in agent.skipped if f.get("method") == "session/update"]
@@ -159,3 +160,38 @@ async def test_the_python_api_sets_the_policy_and_a_reopened_session_keeps_it(
         (block,) = result.content
         assert block.text.startswith("sandbox: read-only\n")  # type: ignore[union-attr]
     assert not (workspace / "made").exists()
+
+
+@pytest.mark.subprocess
+@needs_sandbox
+async def test_the_network_comes_with_workspace_write_network_only(
+    tmp_path: Path, workspace: Path, agent_env: dict[str, str]
+) -> None:
+    with socket.create_server(("127.0.0.1", 0)) as listener:
+        port = listener.getsockname()[1]
+        connect = (
+            f"python3 -c \"import socket; socket.create_connection(('127.0.0.1', {port}), 5)\""
+        )
+        call = {
+            "toolCalls": [{"id": "n1", "name": "run_command", "arguments": {"command": connect}}]
+        }
+        path = tmp_path / "network.jsonl"
+        path.write_text("".join(json.dumps(line) + "\n" for line in [call, {"text": "ok"}] * 2))
+        async with RawAgent(agent_command("--model", f"script:{path}"), env=agent_env) as agent:
+            await agent.request("initialize", {"protocolVersion": 1, "clientCapabilities": {}})
+            await agent.request("session/new", new(workspace))
+            await agent.request("session/set_mode", {"sessionId": SID, "modeId": "full-access"})
+            agent.skipped.clear()
+            refused = await touch(agent)
+            change = {"sessionId": SID, "configId": "sandbox", "value": "workspace-write-network"}
+            await agent.request("session/set_config_option", change)
+            agent.skipped.clear()
+            reached = await touch(agent)
+        listener.setblocking(False)
+        connection, _ = listener.accept()  # the second command's, waiting in the backlog
+        connection.close()
+        with pytest.raises(BlockingIOError):
+            listener.accept()  # and only that one: the first never reached the host
+    assert refused.startswith("sandbox: workspace-write\n") and "ConnectionRefusedError" in refused
+    assert reached.startswith("sandbox: workspace-write-network\n")
+    assert reached.endswith("[exit code 0]")
