@@ -8,6 +8,7 @@ Both front doors (stdio's ``launch.run_server`` and ``remote/run.run_listen``) c
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import msgspec
@@ -36,9 +37,10 @@ class Setup(msgspec.Struct, frozen=True):
 
         return hooks_from(self.config, options.config)
 
-    def sandbox(self, options: Options) -> Sandbox:
-        """The process's sandbox around commands (``[sandbox]`` checked already)."""
-        return command_sandbox(options, self.models, self.config)
+    def sandbox(self, options: Options, hidden: tuple[Path, ...] = ()) -> Sandbox:
+        """The process's sandbox around commands (``[sandbox]`` checked already); ``hidden``:
+        more files no command may read (``--token-file``)."""
+        return command_sandbox(options, self.models, self.config, hidden)
 
 
 def checked_setup(options: Options) -> Setup:
@@ -60,10 +62,14 @@ def checked_setup(options: Options) -> Setup:
 
 
 def command_sandbox(
-    options: Options, models: ModelCatalog, config: dict[str, Any] | None = None
+    options: Options,
+    models: ModelCatalog,
+    config: dict[str, Any] | None = None,
+    hidden: tuple[Path, ...] = (),
 ) -> Sandbox:
-    """The process's sandbox: the config file's ``[sandbox] mode``, the state directory and
-    the config file hidden, the providers' keys dropped from commands' environment."""
+    """The process's sandbox: the config file's ``[sandbox] mode``, the state directory, the
+    config file and ``hidden`` out of reach, the providers' keys dropped from commands'
+    environment."""
     from acp_agent.sandbox.config import sandbox_config_from
     from acp_agent.sandbox.guard import Sandbox
 
@@ -71,5 +77,5 @@ def command_sandbox(
         options.state_dir,
         configured=sandbox_config_from(config or {}, options.config).mode,
         key_names=models.key_names(),
-        hidden_files=(options.config,),
+        hidden_files=(options.config, *hidden),
     )

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 
 import anyio
 import structlog
@@ -46,5 +47,16 @@ def run_listen(options: Options, args: argparse.Namespace) -> int:
         print(f"acp-agent: {exc}", file=sys.stderr)
         return 2
     log.info("server_starting", model=setup.models.default, state_dir=str(options.state_dir))
-    hub = Hub(options, setup.models, setup.hooks(options), setup.prompt, setup.sandbox(options))
+    hub = Hub(
+        options,
+        setup.models,
+        setup.hooks(options),
+        setup.prompt,
+        setup.sandbox(options, _token_files(args)),
+    )
     return finish(anyio.run(listen_and_serve, hub, listen, sock, latch.take))
+
+
+def _token_files(args: argparse.Namespace) -> tuple[Path, ...]:
+    """The token file, which no command may read (``sandbox/argv.py`` hides it)."""
+    return (Path(args.token_file),) if args.token_file else ()

@@ -12,6 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from acp_agent.options import Options
+from acp_agent.process.setup import checked_setup
 from acp_agent.sandbox.guard import Sandbox
 from acp_agent.sandbox.policy import SandboxPolicy
 from acp_agent.tools.base import ToolContext, ToolOutput
@@ -217,3 +219,25 @@ async def test_the_cwd_is_kept(workspace: Path) -> None:
         {"command": "pwd", "cwd": "sub"}, confined(workspace, SandboxPolicy.READ_ONLY)
     )
     assert text(output).split("\n")[2] == str(workspace / "sub")
+
+
+async def test_the_process_sandbox_hides_state_config_and_token_file(
+    tmp_path: Path, workspace: Path
+) -> None:
+    """``process.setup``'s sandbox, as both doors build it: the config file (with its
+    ``[sandbox] mode``) and ``--token-file`` unreadable, the state directory unreachable."""
+    config, token = workspace / "config.toml", workspace / "token"
+    config.write_text('[sandbox]\nmode = "workspace-write"\n')
+    token.write_text("listen-secret\n")
+    state = workspace / "state"
+    (state / "sessions").mkdir(parents=True)
+    options = Options(None, state, config, "info", None, 1 << 20)
+    setup = checked_setup(options)
+    sandbox = setup.sandbox(options, (token,))
+    assert sandbox.configured is SandboxPolicy.WORKSPACE_WRITE
+    ctx = confined(workspace, None, sandbox=sandbox)
+    output = await run(ctx, f"cat {token}; cat {config}; ls {state}; echo made > made")
+    said = text(output)
+    assert said.startswith("sandbox: workspace-write\n")
+    assert said.count("Permission denied") == 3 and "listen-secret" not in said
+    assert (workspace / "made").read_text() == "made\n"
