@@ -1,12 +1,15 @@
 """The session config option ``sandbox``: offered with every session, set with
 ``session/set_config_option`` (announced with ``config_option_update``), kept like the mode
 across load, resume and fork, an unknown value -32602 — and the Python API sets it the same
-way, since it is the one session layer."""
+way, since it is the one session layer. Through it, over the wire: the network only under
+``workspace-write-network``; and a sandboxed command ends with an agent killed -9."""
 
 from __future__ import annotations
 
 import json
+import shutil
 import socket
+import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +21,7 @@ from acp_agent.model.script import ScriptModel
 from acp_agent.sandbox.policy import SandboxPolicy
 from acp_agent.tools.permissions import Mode, Permissions
 from acp_agent.tools.registry import coding_tools
-from tests.integration.support import tool_text
+from tests.integration.support import tool_text, wait_until
 from tests.sandbox.support import DEFAULT_POLICY, needs_sandbox
 from tests.session.support import lines
 from tests.support.recording import RawAgent, agent_command
@@ -195,3 +198,34 @@ async def test_the_network_comes_with_workspace_write_network_only(
     assert refused.startswith("sandbox: workspace-write\n") and "ConnectionRefusedError" in refused
     assert reached.startswith("sandbox: workspace-write-network\n")
     assert reached.endswith("[exit code 0]")
+
+
+def running(marker: str) -> bool:
+    found = subprocess.run(["pgrep", "-f", f"sleep {marker}"], capture_output=True, check=False)
+    return found.returncode == 0
+
+
+@pytest.mark.subprocess
+@needs_sandbox
+async def test_a_sandboxed_command_does_not_outlive_an_agent_killed_9(
+    tmp_path: Path, workspace: Path, agent_env: dict[str, str]
+) -> None:
+    """``--die-with-parent``: the agent gone (SIGKILL, no clean-up of its own), bwrap and all
+    inside it go too — where an unsandboxed command's group would live on."""
+    if shutil.which("pgrep") is None:
+        pytest.skip("no pgrep here")
+    marker = "4242.4242"
+    sleep = {"id": "k1", "name": "run_command", "arguments": {"command": f"sleep {marker}"}}
+    path = tmp_path / "sleep.jsonl"
+    path.write_text(json.dumps({"toolCalls": [sleep]}) + "\n")
+    command = agent_command("--model", f"script:{path}")
+    async with RawAgent(command, env=agent_env, expect_exit_code=None, validate=False) as agent:
+        await agent.request("initialize", {"protocolVersion": 1, "clientCapabilities": {}})
+        await agent.request("session/new", new(workspace))
+        await agent.request("session/set_mode", {"sessionId": SID, "modeId": "full-access"})
+        prompt = {"sessionId": SID, "prompt": [{"type": "text", "text": "sleep"}]}
+        await agent.send({"jsonrpc": "2.0", "id": 99, "method": "session/prompt", "params": prompt})
+        await wait_until(lambda: running(marker), "the sandboxed sleep to run")
+        agent.process.kill()
+        await agent.process.wait()
+        await wait_until(lambda: not running(marker), "the sandboxed sleep to end with the agent")
