@@ -49,6 +49,7 @@ from acp_agent.journal.writer import JournalHealth
 from acp_agent.model.base import ModelProvider
 from acp_agent.model.registry import ModelCatalog
 from acp_agent.model.script import ScriptModel
+from acp_agent.model.window import DEFAULT_CONTEXT_WINDOW
 from acp_agent.sandbox.guard import Sandbox, SessionSandbox
 from acp_agent.session.crossref import snapshot
 from acp_agent.session.errors import (
@@ -74,7 +75,6 @@ from acp_agent.tools.base import Tool, ToolContext
 from acp_agent.tools.permissions import Mode, Permissions
 from acp_agent.tools.read_file import ReadFile
 from acp_agent.turn.admission import AdditionalContext, Admission, AllowAll
-from acp_agent.turn.compaction import DEFAULT_CONTEXT_WINDOW
 from acp_agent.turn.ports import SessionObserver
 from acp_agent.turn.toolrun import ToolHooks, ToolRunner
 from acp_agent.turn.vocabulary import Failed, Finished, Outcome, Placement, Refused, StopReason

@@ -25,7 +25,7 @@ from acp_agent import __version__
 from acp_agent.options import add_server_options, options_from
 from acp_agent.remote.flags import add_listen_options
 
-COMMANDS = ("serve", "journal", "doctor", "replay")
+SUBCOMMANDS = ("serve", "journal", "doctor", "replay")
 
 if TYPE_CHECKING:
     Subcommands = argparse._SubParsersAction[argparse.ArgumentParser]
@@ -164,7 +164,7 @@ def serve_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args_list = list(sys.argv[1:] if argv is None else argv)
-    if not args_list or args_list[0] not in (*COMMANDS, "-h", "--help", "--version"):
+    if not args_list or args_list[0] not in (*SUBCOMMANDS, "-h", "--help", "--version"):
         args_list.insert(0, "serve")
     if args_list[0] == "serve":
         args = serve_parser().parse_args(args_list[1:])

@@ -72,7 +72,7 @@ class UsageError(Exception):
 def run_journal_command(args: argparse.Namespace, options: Options) -> int:
     logs.configure(options.log_level, options.log_file)
     try:
-        return _run(COMMANDS[args.journal_command], args, options)
+        return _run(JOURNAL_COMMANDS[args.journal_command], args, options)
     finally:
         logs.shutdown()
 
@@ -342,7 +342,7 @@ def _compact(args: argparse.Namespace, options: Options) -> int:
     return 0
 
 
-COMMANDS: dict[str, Command] = {
+JOURNAL_COMMANDS: dict[str, Command] = {
     "check": _check,
     "list": _list,
     "show": _show,

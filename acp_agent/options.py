@@ -10,9 +10,8 @@ import msgspec
 
 from acp_agent.journal.paths import default_state_dir
 from acp_agent.logs import LEVELS
-from acp_agent.model.openai.settings import DEFAULT_CONTEXT_WINDOW
-
-DEFAULT_MAX_LINE_BYTES = 64 * 1024 * 1024
+from acp_agent.model.window import DEFAULT_CONTEXT_WINDOW
+from acp_agent.transport.framing import DEFAULT_MAX_LINE_BYTES
 
 
 class Options(msgspec.Struct, frozen=True):

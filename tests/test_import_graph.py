@@ -232,17 +232,33 @@ def test_bench_does_not_import_tests() -> None:
     assert sorted(offenders) == []
 
 
+def is_private(name: str) -> bool:
+    return name.startswith("_") and not name.startswith("__")
+
+
 def private_imports(package: str) -> Iterator[str]:
-    """``from M import _name`` where M is another module of the project."""
+    """``from M import _name``, or ``M._name`` of a module ``M`` imported, where M is another
+    module of the project."""
     for name, path in modules(package).items():
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        imported_names: set[str] = set()
+        for node in ast.walk(tree):
             if not isinstance(node, ast.ImportFrom):
                 continue
             if not node.level and (node.module or "").split(".")[0] not in ("acp_agent", "bench"):
                 continue
             for alias in node.names:
-                if alias.name.startswith("_") and not alias.name.startswith("__"):
+                imported_names.add(alias.asname or alias.name)
+                if is_private(alias.name):
                     yield f"{name}: from {node.module} import {alias.name}"
+        for node in ast.walk(tree):
+            if (
+                isinstance(node, ast.Attribute)
+                and is_private(node.attr)
+                and isinstance(node.value, ast.Name)
+                and node.value.id in imported_names
+            ):
+                yield f"{name}:{node.lineno}: {node.value.id}.{node.attr}"
 
 
 @pytest.mark.parametrize("package", ["acp_agent", "bench"])

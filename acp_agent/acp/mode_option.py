@@ -18,7 +18,7 @@ from acp_agent.acp.schema import (
     SessionModeState,
 )
 from acp_agent.errors import InvalidParams
-from acp_agent.tools.permissions import MODES, Mode, parse_mode
+from acp_agent.tools.permissions import MODES, Mode, UnknownMode, require_mode
 
 MODE_OPTION = "mode"
 
@@ -41,8 +41,7 @@ def mode_option(mode: Mode) -> SessionConfigSelect:
 
 def choose_mode(value: object, path: str) -> Mode:
     """The mode a client asked for; -32602 naming ``path`` if there is no such mode."""
-    mode = parse_mode(value) if isinstance(value, str) else None
-    if mode is None:
-        known = ", ".join(m.id for m in MODES)
-        raise InvalidParams(f"unknown mode {value!r}; one of {known}", {"path": path})
-    return mode
+    try:
+        return require_mode(value)
+    except UnknownMode as exc:
+        raise InvalidParams(str(exc), {"path": path}) from exc

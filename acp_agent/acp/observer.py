@@ -43,6 +43,7 @@ from acp_agent.acp.toolclient import (
     AcpTerminals,
     AcpToolProgress,
 )
+from acp_agent.commands.words import SlashCommand
 from acp_agent.content import TextContent
 from acp_agent.journal.events import Entry, SessionHeader, ToolCallPart
 from acp_agent.model.base import Usage
@@ -50,7 +51,7 @@ from acp_agent.sandbox.guard import Sandbox, SessionSandbox
 from acp_agent.tools.base import ToolContext
 from acp_agent.tools.permissions import Permissions
 from acp_agent.transport.connection import Connection
-from acp_agent.turn.compaction import COMMANDS, CompactionProgress, SlashCommand
+from acp_agent.turn.compaction import CompactionProgress
 from acp_agent.turn.ports import Notice, NoticeKind, Severity, new_id
 from acp_agent.turn.toolrun import ToolRunner
 
@@ -165,7 +166,7 @@ class AcpObserver:
         await self._update(CurrentModeUpdate(mode_id))
         await self._update(ConfigOptionUpdate(config_options))
 
-    async def advertise_commands(self, commands: Sequence[SlashCommand] = COMMANDS) -> None:
+    async def advertise_commands(self, commands: Sequence[SlashCommand]) -> None:
         """``available_commands_update``: what the session offers as slash commands."""
         await self._update(projection.available_commands(commands))
 
@@ -175,7 +176,7 @@ class AcpObserver:
 
     async def command_answer(self, text: str, command: str) -> None:
         """A command's answer by the agent itself (``/status``, ``/model``, …): an agent message
-        marked ``_meta.acp_agent.command``, not journaled (``acp/commands.py``)."""
+        marked ``_meta.acp_agent.command``, not journaled (``commands/status.py`` says why)."""
         meta: dict[str, object] = {"acp_agent": {"command": command}}
         await self._update(AgentMessageChunk(TextContent(text=text), new_id(), meta))
 

@@ -52,6 +52,7 @@ from acp_agent.acp.schema import (
     UnstructuredCommandInput,
     UserMessageChunk,
 )
+from acp_agent.commands.words import SlashCommand
 from acp_agent.content import ContentBlock, TextContent
 from acp_agent.journal.callids import client_id
 from acp_agent.journal.events import (
@@ -70,7 +71,7 @@ from acp_agent.journal.events import (
     source_kind,
 )
 from acp_agent.tools.display import DiffView, PlanView, TerminalView, View, view_of, without_view
-from acp_agent.turn.compaction import COMMANDS, CompactionProgress, SlashCommand
+from acp_agent.turn.compaction import CompactionProgress
 
 
 class ToolCatalog(Protocol):
@@ -178,8 +179,8 @@ def _assistant(event: AssistantMessage) -> list[SessionUpdate]:
     return updates
 
 
-def available_commands(commands: Sequence[SlashCommand] = COMMANDS) -> SessionUpdate:
-    """``commands`` (``session/commands.py``: the built-ins, then the skills); one with no hint
+def available_commands(commands: Sequence[SlashCommand]) -> SessionUpdate:
+    """``commands`` (``commands/words.py``: the built-ins, then the skills); one with no hint
     takes no input."""
     return AvailableCommandsUpdate(
         [

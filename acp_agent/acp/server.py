@@ -36,7 +36,6 @@ from typing import Any, TypeVar
 import msgspec
 import structlog
 
-from acp_agent.acp.commands import SlashCommands
 from acp_agent.acp.extensions import (
     InjectParams,
     InjectResult,
@@ -88,7 +87,8 @@ from acp_agent.acp.schema import (
 )
 from acp_agent.acp.session_admin import SessionAdmin, tell_fallback
 from acp_agent.acp.thought_option import THOUGHT_OPTION, choose_level, thought_option
-from acp_agent.commands.commands import advertised
+from acp_agent.commands.dispatch import CommandRefused
+from acp_agent.commands.words import advertised
 from acp_agent.errors import InternalError, InvalidParams, decode_params
 from acp_agent.journal.events import SourceKind, source, source_kind
 from acp_agent.mcp.config import McpServerConfig, journaled, parse_servers
@@ -96,7 +96,7 @@ from acp_agent.model.openai.warm import warm_up
 from acp_agent.model.registry import ModelCatalog
 from acp_agent.session.catalog import ArchiveFilter, BadCursor, list_sessions
 from acp_agent.session.errors import SessionError
-from acp_agent.session.service import PendingPrompt, Session, Sessions
+from acp_agent.session.service import PendingPrompt, Session, Sessions, Setting
 from acp_agent.session.system_prompt import SessionPrompt
 from acp_agent.transport.connection import Deferred, NotificationHandler, RequestHandler, Then
 from acp_agent.turn.vocabulary import Failed, Finished, Outcome, Placement, Refused, TurnUsage
@@ -163,8 +163,7 @@ class AgentServer:
         self.client = client
         self.sessions = sessions
         self.models = ModelOption(models)
-        self.commands = SlashCommands(self.models, self._config_options)
-        sessions.on_mode_switched = self._announce_mode
+        sessions.on_settings_changed = self._announce
         self.admin = SessionAdmin(sessions, _wire_errors)
         self._requests: dict[str, RequestHandler] = {
             "initialize": _typed(InitializeParams, self.initialize),
@@ -227,7 +226,7 @@ class AgentServer:
 
     async def _after_new(self, session: AcpSession) -> None:
         """Slash commands, then the workspace instructions (idle injections, journaled)."""
-        _warm_up(session, self.models.catalog)
+        _warm_up(session)
         await _advertise_commands(session)
         await session.inject_workspace_instructions()
 
@@ -301,15 +300,20 @@ class AgentServer:
             result, lambda: session.observer.mode_changed(mode, self._config_options(session))
         )
 
-    async def _announce_mode(self, session: AcpSession) -> None:
-        """A mode a tool switched (``exit_plan_mode``), announced as ``set_mode``'s is."""
-        await session.observer.mode_changed(str(session.mode), self._config_options(session))
+    async def _announce(self, session: AcpSession, setting: Setting) -> None:
+        """A setting the client did not change (``/mode``, ``/model``, ``exit_plan_mode``),
+        announced as ``set_mode``'s and ``set_config_option``'s are."""
+        options = self._config_options(session)
+        if setting is Setting.MODE:
+            await session.observer.mode_changed(str(session.mode), options)
+        else:
+            await session.observer.config_changed(options)
 
     def _with_commands(self, session: AcpSession, result: object) -> Then:
         """Answer ``result``, then advertise the session's slash commands."""
 
         async def after() -> None:
-            _warm_up(session, self.models.catalog)
+            _warm_up(session)
             await _advertise_commands(session)
             await tell_fallback(session)
 
@@ -410,13 +414,15 @@ class AgentServer:
         return ListSessionsResult(sessions=infos, next_cursor=cursor)
 
     async def prompt(self, params: PromptParams) -> PromptResult | Deferred:
-        """A slash command (``acp/commands.py``) may answer at once; else a queued turn."""
+        """A slash command (``commands/dispatch.py``) may answer at once; else a queued turn."""
         session = self.sessions.get(params.session_id)
         blocks = prompt_blocks(params.prompt)
-        ran = await self.commands.run(session, blocks)
-        if isinstance(ran, PromptResult):
-            return ran
-        pending = ran if ran is not None else await session.send(blocks)
+        try:
+            pending = await session.send(blocks)
+        except CommandRefused as exc:
+            raise InvalidParams(str(exc), {"path": "$.prompt"}) from exc
+        if pending.answer is not None:  # a command the agent answered itself: no turn
+            return PromptResult(stop_reason="end_turn")
         cancelled = PromptResult(stop_reason="cancelled")
         return Deferred(self._answer(pending), abandoned=cancelled, on_cancel=session.cancel)
 
@@ -539,10 +545,10 @@ async def _wire_errors(work: Awaitable[T]) -> T:
         raise wire_error(exc) from exc
 
 
-def _warm_up(session: AcpSession, catalog: ModelCatalog) -> None:
+def _warm_up(session: AcpSession) -> None:
     """A session on an HTTP model: import the HTTP stack now, not at its first prompt."""
-    if session.thinks:
-        warm_up(catalog.base_url(session.model))
+    if endpoint := session.capabilities.http_endpoint:
+        warm_up(endpoint)
 
 
 def _modes(session: AcpSession) -> SessionModeState:

@@ -2,7 +2,7 @@
 elicitation forms (``elicitation/create``, only when the client advertised ``elicitation.form``)
 and views of a running tool call.
 
-Each is built per session by ``AcpObserver.Factory`` only when the client can take it:
+Each is built per session by ``AcpClient.tool_context`` only when the client can take it:
 ``fs/write_text_file`` needs ``fs.writeTextFile``, ``terminal/*`` needs ``terminal``;
 ``session/request_permission`` and ``session/update`` are baseline client methods. A request the
 tool worker abandons (the turn was cancelled) is forgotten by the connection; a late answer is

@@ -11,12 +11,12 @@ from acp_agent.hooks.bridge import HookSet, SessionToolHooks
 from acp_agent.journal.events import SessionHeader
 from acp_agent.mcp.hub import McpHub
 from acp_agent.model.registry import ModelCatalog
+from acp_agent.model.window import DEFAULT_CONTEXT_WINDOW
 from acp_agent.sandbox.guard import Sandbox
 from acp_agent.session.system_prompt import PromptConfig
 from acp_agent.session.wiring import Wiring
 from acp_agent.tools.registry import coding_tools
 from acp_agent.turn.admission import Admission
-from acp_agent.turn.compaction import DEFAULT_CONTEXT_WINDOW
 from acp_agent.turn.toolrun import ToolRunner
 
 

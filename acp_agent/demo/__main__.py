@@ -41,6 +41,8 @@ from importlib import resources
 from pathlib import Path
 from typing import IO, Any
 
+from acp_agent.model.registry import BadModelSpec, ModelCatalog, ProviderKind
+
 SESSION_ID = "demo"
 SCRIPTED_TIMEOUT_S = 30.0
 REAL_MODEL_TIMEOUT_S = 180.0
@@ -62,11 +64,19 @@ class DemoError(Exception):
     """The agent did not do what the demo waits for (in time)."""
 
 
+def is_script(spec: str) -> bool:
+    """Whether ``spec`` names the script model (a spec the agent refuses is no script)."""
+    try:
+        return ModelCatalog(spec).parse(spec).kind is ProviderKind.SCRIPT
+    except BadModelSpec:
+        return False
+
+
 def real_model() -> str | None:
     """The real provider to use when one is configured: ``ACP_AGENT_MODEL`` (if it is not a
     script), else OpenAI or DeepSeek when their key is in the environment."""
     spec = os.environ.get("ACP_AGENT_MODEL", "")
-    if spec and not spec.startswith("script:"):
+    if spec and not is_script(spec):
         return spec
     if os.environ.get("OPENAI_API_KEY"):
         return "openai:gpt-4o-mini"

@@ -22,7 +22,13 @@ from acp_agent.model.base import ModelError
 from acp_agent.model.config import ProvidersConfig
 from acp_agent.model.gguf import CHAT_TEMPLATE_ENV, GgufSettings, spec_path, try_load
 from acp_agent.model.openai.settings import Endpoint
-from acp_agent.model.registry import BUILTINS, BadModelSpec, ModelCatalog, resolve_providers
+from acp_agent.model.registry import (
+    BUILTINS,
+    BadModelSpec,
+    ModelCatalog,
+    ProviderKind,
+    resolve_providers,
+)
 
 MODEL_ENV = "ACP_AGENT_MODEL"
 
@@ -49,15 +55,14 @@ def model_section(
             "model", "model", [*findings, Finding(Status.PROBLEM, "model.spec", str(exc))]
         )
     findings.append(_selection(catalog, spec, env))
-    for choice in catalog.choices():
-        scheme, _, rest = choice.partition(":")
-        if scheme == "script":
-            findings.append(_script(Path(rest)))
-        elif scheme == "gguf":
-            findings += _gguf(rest, env)
-    for name in dict.fromkeys(c.partition(":")[0] for c in catalog.choices()):
-        if name not in ("script", "gguf"):
-            findings += _provider(endpoints[name], timeout_s)
+    specs = [catalog.parse(choice) for choice in catalog.choices()]
+    for spec_read in specs:
+        if spec_read.kind is ProviderKind.SCRIPT:
+            findings.append(_script(Path(spec_read.rest)))
+        elif spec_read.kind is ProviderKind.GGUF:
+            findings += _gguf(spec_read.rest, env)
+    for name in dict.fromkeys(s.name for s in specs if s.kind is ProviderKind.HTTP):
+        findings += _provider(endpoints[name], timeout_s)
     return Section("model", "model", findings)
 
 

@@ -4,7 +4,7 @@ A prompt listener answers ``PromptAllow`` or ``PromptBlock``; a tool listener (`
 ``post_tool``) answers ``ToolAllow`` or ``ToolBlock``. Contexts are ``AdditionalContext`` — the
 one shared structure, exactly ``content`` and ``source`` — and keep their order (FIFO) and
 each its own source. There is deliberately nothing else here: no placement, no envelope, no
-model-invisible metadata (see the design note, "Extension points and caller semantics").
+model-invisible metadata (see the design note, docs/design.md, "Extension points and caller semantics").
 """
 
 from __future__ import annotations

@@ -7,7 +7,7 @@ types found in a journal are kept as ``UnknownEvent`` (raw data) and written bac
 
 If you add an event type: add it to ``EventType``, ``EVENT_TYPES``, ``Event``, the invariant
 table in ``invariant.py``, the projection in ``acp/projection.py`` and the history derivation
-in ``session/history.py``.
+in ``turn/history.py``.
 
 The structs that hold containers (``Entry``, the events with lists or dicts, and
 ``TurnEndReason``, whose enum member msgspec counts as one) are declared ``gc=False``: the
@@ -20,7 +20,7 @@ struct that can reach itself must not be ``gc=False``: such a cycle would never 
 
 ``session/compaction`` is session metadata, declared standalone (between turns only): it
 records that the model-visible history up to ``throughSeq`` was replaced by ``summary`` and
-that history resumes verbatim at ``keptFromSeq`` (see ``session/history.py``).
+that history resumes verbatim at ``keptFromSeq`` (see ``turn/history.py``).
 """
 
 from __future__ import annotations
@@ -43,7 +43,7 @@ class SourceKind(StrEnum):
     SESSION_REF = "session-ref"
     PLUGIN = "plugin"
     SKILL = "skill"
-    """A skill's body, injected when the user invokes it (``session/skills.py``); has ``name``."""
+    """A skill's body, injected when the user invokes it (``commands/skills.py``); has ``name``."""
     COMPACTION = "compaction"
     """Not a ``user/message`` source: tags the model message a compaction's summary becomes."""
 
@@ -181,7 +181,7 @@ class ToolCall(
     turn: int
     step: int
     call_id: str
-    """The model's own id for the call: what its history says (``session/history.py``)."""
+    """The model's own id for the call: what its history says (``turn/history.py``)."""
     name: str
     arguments: JsonObject
     tool_call_id: str | None = None

@@ -4,7 +4,7 @@ Theory of operation
 -------------------
 ``config.py`` decodes ``mcpServers`` at the ACP boundary (stdio and http; ``sse`` is not
 advertised and is refused with -32602 before anything is created). A session's servers live in
-one ``McpHub`` (``hub.py``), which the session's ``ToolRunner`` (``session/toolrun.py``) asks
+one ``McpHub`` (``hub.py``), which the session's ``ToolRunner`` (``turn/toolrun.py``) asks
 for tools after its built-in ones: nothing connects at ``session/new``;
 the session's first model request calls ``prepare``, which connects every server not yet
 connected (concurrently, bounded by ``CONNECT_TIMEOUT_S``) and lists its tools. Each

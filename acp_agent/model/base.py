@@ -144,7 +144,7 @@ class ModelError(Exception):
 
 CHARS_PER_TOKEN: Final = 4
 """The one provider-neutral token estimate: characters / 4. The session decides compaction with
-it (``session/fit.py``) and the OpenAI-compatible provider bounds ``max_tokens`` with it
+it (``turn/fit.py``) and the OpenAI-compatible provider bounds ``max_tokens`` with it
 (``openai/wire.py``); they must count alike, or one would let through what the other refuses."""
 
 
@@ -159,13 +159,44 @@ class ContextOverflow(ModelError):
     compact and try once more."""
 
 
-def context_window_of(provider: object) -> int | None:
-    """The model's context window in tokens when the provider knows it (``context_window``)."""
-    window = getattr(provider, "context_window", None)
-    return window if isinstance(window, int) and window > 0 else None
+class Capabilities(msgspec.Struct, frozen=True):
+    """What a provider can do, declared by the provider itself (``ModelProvider.capabilities``).
+
+    Every room that decides by one of these reads it here — the session (titles, images, the
+    thinking level, its window), the warm-up, the model selector, ``doctor`` — and none by the
+    prefix of a model spec."""
+
+    writes_titles: bool = True
+    """May be asked for a model-written session title (``turn/titles.py``): not the script
+    model, whose lines answer turns only, nor a model on the agent's own CPU."""
+    images: bool = True
+    """Sees image blocks (otherwise each becomes a note, and the user is told)."""
+    context_window: int | None = None
+    """The model's window in tokens, when the provider knows it."""
+    reasoning_echo: bool = False
+    """Wants its reasoning sent back with the assistant messages that carried it."""
+    local_cpu: bool = False
+    """Computes on the agent's own CPU: no background request may compete with a turn."""
+    thinking_levels: bool = False
+    """Takes a thinking level (``reasoning_effort``): the session offers the option."""
+    selectable: bool = True
+    """Offered in a client's model selector (the script model, a test double, is not)."""
+    http_endpoint: str | None = None
+    """The base URL its requests go to, if it makes HTTP requests (warmed up ahead)."""
+
+
+def context_window_of(provider: ModelProvider) -> int | None:
+    """The model's context window in tokens when the provider knows it."""
+    window = provider.capabilities.context_window
+    return window if window is not None and window > 0 else None
 
 
 class ModelProvider(Protocol):
     name: str
+
+    @property
+    def capabilities(self) -> Capabilities:
+        """What it can do (``Capabilities``): a class attribute, or set per instance."""
+        ...
 
     def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]: ...

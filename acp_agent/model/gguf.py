@@ -26,7 +26,7 @@ a process waits for the load. A load that fails is not remembered: the next requ
 (after the user fixed the file, say). ``aclose()`` drops the server, whose destructor stops
 llama.cpp's loop and joins its threads; the next request would start a new one.
 
-Defaults, chosen for a small model on a laptop CPU: a 4096-token window (``n_ctx``, contracts §8),
+Defaults, chosen for a small model on a laptop CPU: a 4096-token window (``n_ctx``, docs/contract.md §8),
 2 CPU threads, one slot (requests queue; on a CPU a second slot only halves each one's speed),
 at most 1024 generated tokens per request (``n_predict``: a hard cap on the server side, so a
 small model that loops cannot run until the window is full), no warm-up decode (it would hold
@@ -69,7 +69,7 @@ from typing import Any, cast, get_args
 import anyio
 import structlog
 
-from acp_agent.model.base import ModelError, ModelRequest, StreamEvent
+from acp_agent.model.base import Capabilities, ModelError, ModelRequest, StreamEvent
 from acp_agent.model.openai.provider import OpenAICompatible
 from acp_agent.model.openai.settings import (
     Endpoint,
@@ -82,8 +82,10 @@ from acp_agent.model.openai.settings import (
 log = structlog.get_logger("acp_agent.model")
 
 SCHEME = "gguf"
+LOOPBACK = "http://127.0.0.1"
+"""Where its requests go: the llama.cpp server it starts (on a port the OS picks)."""
 GGUF_CONTEXT_WINDOW = 4096
-"""The default window of a ``gguf:`` model (contracts §8), which is also llama.cpp's ``n_ctx``."""
+"""The default window of a ``gguf:`` model (docs/contract.md §8), which is also llama.cpp's ``n_ctx``."""
 MISSING_EXTRA = "gguf: models need the optional extra: pip install 'acp-agent[local]'"
 CHAT_TEMPLATE_ENV = "ACP_AGENT_GGUF_CHAT_TEMPLATE"
 TOOL_CHOICE_ENV = "ACP_AGENT_GGUF_TOOL_CHOICE"
@@ -228,8 +230,15 @@ class GgufModel:
         self.path = path
         self.settings = settings or GgufSettings()
         self.name = f"{SCHEME}:{path}"
-        self.context_window = self.settings.context_window
-        """Read by the session (``context_window_of``): it compacts and bounds for this window."""
+        self.capabilities = Capabilities(
+            writes_titles=False,  # a title request would compete with the next turn's
+            images=False,  # no multimodal projector is loaded
+            context_window=self.settings.context_window,
+            local_cpu=True,
+            thinking_levels=True,  # passed on to its llama.cpp server
+            http_endpoint=LOOPBACK,  # the server it starts on first use, its port not known yet
+        )
+        """Read by the session: it compacts and bounds for this window, asks no titles."""
         self._lock = anyio.Lock()
         self._local: LocalServer | None = None
         self._client: OpenAICompatible | None = None

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import AsyncIterator, Mapping
+from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -42,7 +43,7 @@ from acp_agent.model.openai.settings import (
 )
 
 if TYPE_CHECKING:
-    from acp_agent.model.base import ModelProvider, ModelRequest, StreamEvent
+    from acp_agent.model.base import Capabilities, ModelProvider, ModelRequest, StreamEvent
 
 
 class BadModelSpec(ValueError):
@@ -57,6 +58,12 @@ class Unconfigured:
     """Answers every request with an error telling the user what to configure."""
 
     name = "unconfigured"
+
+    @property
+    def capabilities(self) -> Capabilities:
+        from acp_agent.model.base import Capabilities
+
+        return Capabilities(writes_titles=False, selectable=False)
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
         from acp_agent.model.base import ModelError
@@ -165,6 +172,23 @@ def _resolve(name: str, entry: ProviderEntry, env: Mapping[str, str]) -> _Provid
     return _Provider(endpoint, RetryPolicy(max_retries=retries), entry, options)
 
 
+class ProviderKind(StrEnum):
+    """Which provider a spec names: the catalog reads it off the spec, once (``ModelCatalog.kind``)."""
+
+    SCRIPT = "script"
+    GGUF = "gguf"
+    HTTP = "http"
+    """An OpenAI-compatible endpoint: a built-in provider or a ``[providers.NAME]`` table."""
+
+
+class Spec(msgspec.Struct, frozen=True):
+    """A model spec, read: ``kind``, the provider's ``name`` and what names the model (``rest``)."""
+
+    kind: ProviderKind
+    name: str
+    rest: str
+
+
 class ModelCatalog:
     def __init__(
         self,
@@ -200,7 +224,7 @@ class ModelCatalog:
 
     def offers_selector(self) -> bool:
         """Whether sessions get a model ``configOptions`` entry: when a real model is there."""
-        return any(not spec.startswith("script:") for spec in self.choices())
+        return any(self.provider(spec).capabilities.selectable for spec in self.choices())
 
     def provider(self, spec: str | None) -> ModelProvider:
         if not spec:
@@ -210,18 +234,24 @@ class ModelCatalog:
         return self._cache[spec]
 
     def key_needed(self, spec: str | None) -> KeyNeeded | None:
-        if not spec or spec.startswith(("script:", "gguf:")):
+        provider = self._providers.get(self._split(spec)[0]) if spec else None
+        if provider is None:  # not an HTTP provider's: no key
             return None
-        endpoint = self._providers[self._split(spec)[0]].endpoint
+        endpoint = provider.endpoint
         if endpoint.missing_key and endpoint.api_key_env:
             return KeyNeeded(endpoint.name, endpoint.api_key_env)
         return None
 
+    def parse(self, spec: str) -> Spec:
+        """The spec read (``BadModelSpec``): the one place a spec's prefix is looked at."""
+        name, rest = self._split(spec)
+        kinds = {"script": ProviderKind.SCRIPT, "gguf": ProviderKind.GGUF}
+        return Spec(kinds.get(name, ProviderKind.HTTP), name, rest)
+
     def base_url(self, spec: str | None) -> str | None:
-        """Where an OpenAI-compatible model is reached; ``None`` for any other spec."""
-        if not spec or spec.startswith(("script:", "gguf:")):
-            return None
-        return self._providers[self._split(spec)[0]].endpoint.base_url
+        """Where an HTTP provider's model is reached; ``None`` for a spec of no such provider."""
+        provider = self._providers.get(self._split(spec)[0]) if spec else None
+        return provider.endpoint.base_url if provider is not None else None
 
     def provider_names(self) -> list[str]:
         return list(self._providers)

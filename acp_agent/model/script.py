@@ -20,13 +20,14 @@ from __future__ import annotations
 import os
 from collections.abc import AsyncIterator
 from pathlib import Path
-from typing import Literal
+from typing import ClassVar, Literal
 
 import anyio
 import msgspec
 
 from acp_agent.journal.events import ToolCallPart
 from acp_agent.model.base import (
+    Capabilities,
     Finish,
     ModelError,
     ModelMessage,
@@ -109,6 +110,7 @@ class ScriptModel:
     """One instance per process: the line cursor is shared by every session."""
 
     name = "script"
+    capabilities: ClassVar[Capabilities] = Capabilities(writes_titles=False, selectable=False)
 
     def __init__(self, path: Path, request_log: Path | None = None) -> None:
         self.path = path

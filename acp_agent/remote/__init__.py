@@ -6,7 +6,7 @@ uvicorn and websockets (the ``remote`` extra), only in listen mode.
 
 - ``flags.py`` / ``options.py``: the listen URL, the token, the allowed origins; refusal to
   start.
-- ``run.py``: the process, as ``app.run_server`` is for stdio.
+- ``run.py``: the process, as ``launch.run_server`` is for stdio.
 - ``batching.py``: uvicorn's WebSocket protocol, writing a batch of frames at once.
 - ``gate.py``: who may come in (path, ``Authorization: Bearer``, ``Origin``).
 - ``hub.py``: the process: connections, their sessions, signals and the shutdown deadline.

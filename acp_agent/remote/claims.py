@@ -36,7 +36,7 @@ from acp_agent.session.wiring import Wiring
 
 RELEASE_WAIT_S = 5.0
 """How long a load waits for a dropping connection to let go of the session (its turns get
-``app.SIGNAL_GRACE_S`` to end): past it, one stuck in a tool's thread, the load is refused."""
+``process.life.SIGNAL_GRACE_S`` to end): past it, one stuck in a tool's thread, the load is refused."""
 
 
 class Holder:

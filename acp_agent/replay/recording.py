@@ -37,7 +37,7 @@ from acp_agent.model.base import (
     ThoughtDelta,
     ToolCallReady,
 )
-from acp_agent.model.script import ScriptError, ScriptLine, ScriptToolCall
+from acp_agent.model.script import ScriptError, ScriptLine, ScriptModel, ScriptToolCall
 
 _ENCODER = msgspec.json.Encoder()
 
@@ -110,6 +110,10 @@ class RecordingProvider:
         self.inner = inner
         self.sink = sink
         self.name = f"recording:{inner.name}"
+        self.capabilities = ScriptModel.capabilities
+        """The script model's, not ``inner``'s: the session recorded must behave as the one
+        that replays it on the script model will (no title requests, no model selector, the
+        process-wide window), or the replay would not see the same frames."""
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
         capture = self.sink.open_request()

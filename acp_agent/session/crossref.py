@@ -1,4 +1,4 @@
-"""Cross-session references by plain composition (design note, "Extension points").
+"""Cross-session references by plain composition (docs/design.md, "Extension points").
 
 The host snapshots another session's committed history, injects it into the target session
 with a ``session-ref`` source, then sends (or steers) a readable direct prompt. The target

@@ -149,7 +149,7 @@ class RewindRefused(SessionError):
         self.to_turn = to_turn
 
 
-class UnknownModel(SessionError):
+class UnknownModel(SessionError, LookupError):
     def __init__(self, spec: object, choices: list[str]) -> None:
         super().__init__(f"unknown model {spec!r}; one of {', '.join(choices)}")
         self.spec = spec

@@ -10,7 +10,7 @@ disk), ``fork``, ``get``, ``close``. It builds each session's ``SessionDeps`` fr
 instructions, extra roots, MCP servers) and its settings (mode, model and the client's system
 prompt), which are set *and* persisted here (``settings.py``). Its system message is rendered
 here for every request (``system_prompt.py``). A session opened from disk — ``session/load``, ``resume``,
-``fork``, ``Agent.open_session`` alike — gets its saved settings back in ``Sessions._restore``;
+``fork``, ``Agent.open_session`` alike — gets its saved settings back in ``Session.restore`` (``Sessions._open_from_disk``);
 a model no longer on offer (or whose key is missing) is logged ``session_model_unavailable`` and
 the session stays on the default.
 
@@ -20,6 +20,7 @@ Refusals are ``errors.py``'s plain exceptions; the ACP router maps them to wire 
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Coroutine, Sequence
+from enum import StrEnum
 from functools import partial
 from pathlib import Path
 from typing import Any, Generic
@@ -29,8 +30,10 @@ import msgspec
 import structlog
 from anyio.abc import TaskGroup
 
-from acp_agent.commands.commands import RESERVED
+from acp_agent.commands import dispatch
 from acp_agent.commands.skills import Skill, find_skills, skill_dirs, skills_prompt
+from acp_agent.commands.status import SessionStatus
+from acp_agent.commands.words import RESERVED
 from acp_agent.content import ContentBlock, ImageContent, JsonObject, TextContent
 from acp_agent.journal.errors import JournalError, JournalFlushError
 from acp_agent.journal.events import Entry, SessionHeader, Source, SourceKind, source
@@ -38,7 +41,7 @@ from acp_agent.journal.files import FileFactory
 from acp_agent.journal.paths import journal_path, session_dir
 from acp_agent.journal.writer import JournalHealth, JournalWriter
 from acp_agent.mcp.config import McpServerConfig
-from acp_agent.model.base import ModelProvider, context_window_of
+from acp_agent.model.base import Capabilities, ModelProvider, context_window_of
 from acp_agent.sandbox.guard import SessionSandbox
 from acp_agent.sandbox.policy import SandboxPolicy, parse_policy
 from acp_agent.session import shelf
@@ -60,7 +63,7 @@ from acp_agent.session.workspace import find_instructions
 from acp_agent.tools.permissions import Mode, parse_mode
 from acp_agent.turn.actor import SessionActor
 from acp_agent.turn.ports import Reply, SessionDeps, new_id, now_ms
-from acp_agent.turn.vocabulary import Outcome, Placement, TurnUsage
+from acp_agent.turn.vocabulary import Finished, Outcome, Placement, StopReason, TurnUsage
 
 log = structlog.get_logger("acp_agent.sessions")
 
@@ -69,14 +72,6 @@ IMAGES_NOT_SEEN = (
     "This session's model does not take images: it was told an image was attached, "
     "not shown it. Switch to a model that takes images to have it look."
 )
-
-
-def writes_titles(spec: str | None) -> bool:
-    """Whether a session on ``spec`` may get model-written titles (``titles.py``): never on the
-    ``script:`` model (its lines answer turns only), nor on a local ``gguf:`` model (it computes
-    on the agent's own CPU, so a title would compete with the next turn), nor without a model
-    choice (the Python API's one provider)."""
-    return spec is not None and not spec.startswith(("script:", "gguf:"))
 
 
 def as_blocks(content: Content) -> list[ContentBlock]:
@@ -89,13 +84,30 @@ class Injected(msgspec.Struct, frozen=True):
 
 
 class PendingPrompt:
-    """A prompt accepted into the session's FIFO; its outcome arrives when its turn ends."""
+    """A prompt accepted into the session's FIFO; its outcome arrives when its turn ends.
 
-    def __init__(self, reply: Reply[Outcome]) -> None:
+    A slash command the agent answered itself (``/status`` …) is one too, ended already:
+    ``answer`` holds what it said, and its outcome is ``end_turn``."""
+
+    def __init__(self, reply: Reply[Outcome], answer: dispatch.Answer | None = None) -> None:
         self._reply = reply
+        self.answer = answer
+
+    @classmethod
+    def answered(cls, answer: dispatch.Answer) -> PendingPrompt:
+        reply: Reply[Outcome] = Reply()
+        reply.set(Finished(StopReason.END_TURN))
+        return cls(reply, answer)
 
     async def outcome(self) -> Outcome:
         return await self._reply.wait()
+
+
+class Setting(StrEnum):
+    """A setting a session changed without its client asking (a command, a tool)."""
+
+    MODE = "mode"
+    MODEL = "model"
 
 
 class Session(Generic[Obs]):
@@ -107,6 +119,7 @@ class Session(Generic[Obs]):
         self._prompt: SessionPrompt | None = None
         self.skills: list[Skill] = []
         """What ``find_skills`` found last."""
+        self._skills_found = False
         self.unavailable_model: str | None = None
         """The saved model ``restore`` could not use (the session fell back to the default)."""
         actor.deps.system_prompt = self.system_prompt
@@ -124,6 +137,28 @@ class Session(Generic[Obs]):
     def entries(self) -> list[Entry]:
         """Every event admitted so far, in journal order (durable or not yet flushed)."""
         return list(self.actor.entries)
+
+    @property
+    def cwd(self) -> str:
+        return self.actor.header.cwd
+
+    def status(self) -> SessionStatus:
+        """The session as it stands, from live state only (``/status``)."""
+        level = (self.thought_level or "default") if self.thinks else None
+        return SessionStatus(
+            self.id,
+            str(self.journal_path),
+            self.cwd,
+            self.model,
+            str(self.mode),
+            level,
+            self.context_window,
+            self.context_used,
+            self.usage_total,
+            self.actor.cost_total,
+            self.turns,
+            tuple(s.name for s in self.skills),
+        )
 
     @property
     def writer(self) -> JournalWriter:
@@ -157,15 +192,22 @@ class Session(Generic[Obs]):
         return Injected(message_id, placement)
 
     async def send(self, prompt: Content) -> PendingPrompt:
-        """Queue a prompt; the text of files it links to (``resources.py``) joins it first."""
-        return await self._send(prompt, read_only=False)
+        """What the user typed: a slash command does what it says (``commands/dispatch.py``;
+        ``CommandRefused``), anything else is queued as the prompt (``submit``)."""
+        blocks = as_blocks(prompt)
+        await self._skills_read()
+        ran = await dispatch.run(self, blocks)
+        if ran is None:
+            return await self.submit(blocks)
+        if isinstance(ran, dispatch.Answer):
+            await self.observer.command_answer(ran.text, ran.command)
+            return PendingPrompt.answered(ran)
+        return ran
 
-    async def send_read_only(self, prompt: Content) -> PendingPrompt:
-        """``send``, its turn's tools decided as in read-only mode whatever the session's
-        mode (``/review``); the mode itself does not change."""
-        return await self._send(prompt, read_only=True)
-
-    async def _send(self, prompt: Content, *, read_only: bool) -> PendingPrompt:
+    async def submit(self, prompt: Content, *, read_only: bool = False) -> PendingPrompt:
+        """Queue ``prompt`` as it is; the text of files it links to (``resources.py``) joins it
+        first. ``read_only``: its turn's tools are decided as in read-only mode whatever the
+        session's mode (``/review``); the mode itself does not change."""
         blocks = await with_linked_files(as_blocks(prompt), self.actor.deps.tools.context)
         pending = PendingPrompt(await self.actor.submit(blocks, read_only=read_only))
         await self._tell_of_unseen_images(blocks)
@@ -213,11 +255,18 @@ class Session(Generic[Obs]):
         found = await anyio.to_thread.run_sync(find_instructions, self.header.cwd)
         return [await self.inject(f.content, f.source) for f in found]
 
+    async def _skills_read(self) -> None:
+        """The skills, read once before the first prompt if nothing read them yet: its system
+        prompt lists them, whichever door opened the session."""
+        if not self._skills_found:
+            await self.find_skills()
+
     async def find_skills(self) -> list[Skill]:
         """Read the session's skills again (``skills.py``): its slash commands from now on,
         listed to the model from its next request."""
         dirs = skill_dirs(self.header.cwd, self._sessions.wiring.prompt.skills_dir)
         self.skills = await anyio.to_thread.run_sync(find_skills, dirs, RESERVED)
+        self._skills_found = True
         return self.skills
 
     def skill(self, name: str) -> Skill | None:
@@ -251,12 +300,15 @@ class Session(Generic[Obs]):
         log.info("session_mode_set", session_id=self.id, mode=str(mode))
         await self._save_settings()
 
-    async def _switched_inside(self, mode: Mode) -> None:
-        """A tool switched the mode with the user's approval (``exit_plan_mode``): kept like
-        ``set_mode``, then announced through the door's ``Sessions.on_mode_switched``."""
+    async def switch_mode(self, mode: Mode) -> None:
+        """The mode changed without the client asking (``/mode``, ``exit_plan_mode``): kept
+        like ``set_mode``, then announced through the door's ``Sessions.on_settings_changed``."""
         await self.set_mode(mode)
-        if self._sessions.on_mode_switched is not None:
-            await self._sessions.on_mode_switched(self)
+        await self._sessions.settings_changed(self, Setting.MODE)
+
+    async def _switched_inside(self, mode: Mode) -> None:
+        """A tool switched the mode with the user's approval (``exit_plan_mode``)."""
+        await self.switch_mode(mode)
 
     @property
     def model(self) -> str | None:
@@ -273,11 +325,21 @@ class Session(Generic[Obs]):
         log.info("session_model_set", session_id=self.id, model=spec)
         await self._save_settings()
 
+    async def switch_model(self, spec: str) -> None:
+        """``set_model`` without the client asking (``/model``), announced as ``switch_mode``."""
+        await self.set_model(spec)
+        await self._sessions.settings_changed(self, Setting.MODEL)
+
+    def model_choices(self) -> list[str]:
+        """The models a user may switch this session to (none: nothing to choose)."""
+        models = self._sessions.wiring.models
+        return models.choices() if models.offers_selector() else []
+
     def _use_model(self, spec: str) -> None:
         provider = self._sessions.wiring.models.provider(spec)
         self.actor.deps.model = provider
         self.actor.deps.context_window = self._sessions.window_of(provider)
-        self.actor.deps.model_titles = self._sessions.titles_for(spec)
+        self.actor.deps.model_titles = self._sessions.titles_for(spec, provider)
         self._chosen_model = spec
 
     @property
@@ -315,14 +377,19 @@ class Session(Generic[Obs]):
             self.unavailable_model = settings.model
 
     @property
+    def capabilities(self) -> Capabilities:
+        """What the session's model can do, as its provider declares it."""
+        return self.actor.deps.model.capabilities
+
+    @property
     def takes_images(self) -> bool:
         """Whether the session's model sees images (a provider's ``images`` setting)."""
-        return getattr(self.actor.deps.model, "images", True) is not False
+        return self.capabilities.images
 
     @property
     def thinks(self) -> bool:
         """Whether the session's model takes a thinking level (an OpenAI-compatible one)."""
-        return self.model is not None and not self.model.startswith("script:")
+        return self.capabilities.thinking_levels
 
     @property
     def thought_level(self) -> str | None:
@@ -373,8 +440,13 @@ class Sessions(Generic[Obs]):
         self._open: dict[str, Session[Obs]] = {}
         self._closing: dict[str, _Closing[Obs]] = {}
         """Sessions ``close`` took out of ``_open`` whose close has not ended yet."""
-        self.on_mode_switched: Callable[[Session[Obs]], Awaitable[None]] | None = None
-        """How the front door tells its client of a mode a tool switched (ACP: the server)."""
+        self.on_settings_changed: Callable[[Session[Obs], Setting], Awaitable[None]] | None = None
+        """How the front door tells its client of a setting it did not change itself (ACP:
+        the server's ``config_option_update``)."""
+
+    async def settings_changed(self, session: Session[Obs], setting: Setting) -> None:
+        if self.on_settings_changed is not None:
+            await self.on_settings_changed(session, setting)
 
     def get(self, session_id: str) -> Session[Obs]:
         session = self._open.get(session_id)
@@ -450,9 +522,12 @@ class Sessions(Generic[Obs]):
         session.restore(await load_settings(self.state_dir, session_id))
         return session
 
-    def titles_for(self, spec: str | None) -> bool:
-        """Model-written titles for a session on ``spec`` (``writes_titles``, and the config)."""
-        return self.wiring.prompt.model_titles and writes_titles(spec)
+    def titles_for(self, spec: str | None, provider: ModelProvider) -> bool:
+        """Model-written titles for a session on ``spec``: when its provider writes them
+        (``Capabilities.writes_titles``) and the config allows them; never without a model
+        choice (the Python API's one provider)."""
+        writes = provider.capabilities.writes_titles
+        return self.wiring.prompt.model_titles and spec is not None and writes
 
     def window_of(self, provider: ModelProvider) -> int:
         """The provider's own window for its model, else the process-wide one."""
@@ -468,7 +543,7 @@ class Sessions(Generic[Obs]):
             max_steps=wiring.max_steps,
             remember_title=partial(write_title, self.state_dir, header.id),
             context_window=self.window_of(provider),
-            model_titles=self.titles_for(wiring.models.default),
+            model_titles=self.titles_for(wiring.models.default, provider),
         )
 
     async def _start(

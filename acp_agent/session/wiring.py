@@ -21,9 +21,10 @@ import msgspec
 from acp_agent.journal.events import Entry, SessionHeader, ToolCallPart
 from acp_agent.model.base import ModelProvider, Usage
 from acp_agent.model.registry import KeyNeeded
+from acp_agent.model.window import DEFAULT_CONTEXT_WINDOW
 from acp_agent.session.system_prompt import PromptConfig
 from acp_agent.turn.admission import Admission
-from acp_agent.turn.compaction import DEFAULT_CONTEXT_WINDOW, CompactionProgress
+from acp_agent.turn.compaction import CompactionProgress
 from acp_agent.turn.ports import Notice, SessionObserver
 from acp_agent.turn.toolrun import ToolRunner
 
@@ -35,6 +36,10 @@ class Models(Protocol):
     def default(self) -> str | None: ...
 
     def choices(self) -> list[str]: ...
+
+    def offers_selector(self) -> bool:
+        """Whether a client is offered the choice (a script-only catalog is not)."""
+        ...
 
     def provider(self, spec: str | None) -> ModelProvider: ...
 
@@ -51,6 +56,9 @@ class OneModel:
 
     def choices(self) -> list[str]:
         return []
+
+    def offers_selector(self) -> bool:
+        return False
 
     def provider(self, spec: str | None) -> ModelProvider:
         return self._provider
@@ -109,4 +117,7 @@ class NullObserver:
         pass
 
     async def notice(self, notice: Notice) -> None:
+        pass
+
+    async def command_answer(self, text: str, command: str) -> None:
         pass

@@ -177,7 +177,7 @@ class Permissions:
         self.asker = asker
         self.read_only_turn = False
         """The running turn is decided as in read-only mode, whatever ``mode`` says (a
-        ``/review`` turn: ``session/commands.py``); set when each prompt is admitted."""
+        ``/review`` turn: ``commands/words.py``); set when each prompt is admitted."""
         self.on_switch: Callable[[Mode], Awaitable[None]] | None = None
         """Set by the session: persists a mode switched from inside and tells the client."""
         self._always: set[str] = set()
@@ -264,3 +264,19 @@ def parse_mode(value: str) -> Mode | None:
         return Mode(value)
     except ValueError:
         return None
+
+
+class UnknownMode(ValueError):
+    """A mode name that is no mode; the message lists the modes there are."""
+
+    def __init__(self, value: object) -> None:
+        known = ", ".join(m.id for m in MODES)
+        super().__init__(f"unknown mode {value!r}; one of {known}")
+
+
+def require_mode(value: object) -> Mode:
+    """The mode named ``value``; ``UnknownMode`` if there is none."""
+    mode = parse_mode(value) if isinstance(value, str) else None
+    if mode is None:
+        raise UnknownMode(value)
+    return mode

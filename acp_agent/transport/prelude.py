@@ -19,7 +19,7 @@ the connection then reads exactly the input it always read.
 Signals: while the main thread blocks there, SIGTERM and SIGINT end the wait (``Interrupted``;
 nothing is open yet, the process exits 0 as docs/contract.md §1 asks). Before and after it,
 until the event loop installs its own receiver, they are kept (``SignalLatch.take``) and
-handled as soon as it does (``app.py``, ``remote/hub.py``), so a signal sent while the config
+handled as soon as it does (``process/life.py``'s ``Life.watch_signals``), so a signal sent while the config
 is read, or right after ``initialize`` was answered, still ends the process as one sent later
 would.
 

@@ -77,9 +77,9 @@ from acp_agent.model.base import (
 )
 from acp_agent.turn.admission import AdditionalContext, Allow
 from acp_agent.turn.compaction import (
+    COMMAND,
     CompactionProgress,
     keep_budget,
-    parse_compact,
     plan_compaction,
     summarize,
     summary_request,
@@ -203,6 +203,8 @@ class SessionActor:
         """The last request was refused as too long for the window: compact before the next
         turn, whatever the estimate says (the provider counts better than we do)."""
         self.usage_total: TurnUsage | None = None
+        self.cost_total = 0.0
+        """What the session's requests cost in this process, in dollars, where reported."""
         """What this session's requests used since this process opened it (``/status``)."""
         self.context_used: int | None = None
         """What the context held at the last request that reported usage (``usage_update``)."""
@@ -219,18 +221,21 @@ class SessionActor:
     ) -> Reply[Outcome]:
         """Queue a prompt and return at once; the reply resolves when its turn ends.
 
-        A prompt whose whole text is ``/compact [instructions]`` is a compaction request.
         ``read_only``: the turn's tools are decided as in read-only mode (``Prompt``).
         """
-        instructions = parse_compact(content)
-        compact = CompactRequest(instructions) if instructions is not None else None
+        return await self._queue(content, None, read_only)
+
+    async def compact(self, instructions: str = "") -> Reply[Outcome]:
+        """Queue a manual compaction (the command ``/compact instructions``), FIFO with prompts."""
+        content: list[ContentBlock] = [TextContent(text=f"{COMMAND} {instructions}".rstrip())]
+        return await self._queue(content, CompactRequest(instructions), read_only=False)
+
+    async def _queue(
+        self, content: list[ContentBlock], compact: CompactRequest | None, read_only: bool
+    ) -> Reply[Outcome]:
         ref, reply = self._reply()
         await self._post(Submit(Prompt(ref, content, compact, read_only)))
         return reply  # type: ignore[return-value]
-
-    async def compact(self, instructions: str = "") -> Reply[Outcome]:
-        """Queue a manual compaction, as the prompt ``/compact instructions`` would."""
-        return await self.submit([TextContent(text=f"/compact {instructions}".rstrip())])
 
     async def inject(self, content: list[ContentBlock], src: Source) -> tuple[str, Placement]:
         message = UserMessage(id=self.deps.ids(), content=content, source=src)
@@ -556,6 +561,7 @@ class SessionActor:
         )
         self._turn_usage = counts if self._turn_usage is None else self._turn_usage.plus(counts)
         self.usage_total = counts if self.usage_total is None else self.usage_total.plus(counts)
+        self.cost_total += usage.cost or 0.0
         used = usage.input_tokens + usage.output_tokens - (usage.reasoning_tokens or 0)
         self.context_used = used
 

@@ -23,7 +23,8 @@ it carries ``turn 0, step 0`` (the script model logs it like that). The answer's
 is the summary; an empty answer is a failure.
 
 *When*: ``/compact [instructions]`` — a prompt whose whole text is the command — queues like any
-prompt and skips admission (``parse_compact``). Automatically, when a prompt has been admitted
+prompt and skips admission (``SessionActor.compact``; the command's parser is
+``commands/words.py``'s). Automatically, when a prompt has been admitted
 and the derived history plus that prompt is estimated (JSON characters / 4) above
 ``AUTO_COMPACT_AT`` of the context window: the admission worker measures it (``window_neared``)
 and the machine compacts before it opens the turn.
@@ -51,11 +52,11 @@ from acp_agent.model.base import (
     TextDelta,
     UserTurn,
 )
+from acp_agent.model.window import DEFAULT_CONTEXT_WINDOW
 from acp_agent.turn.fit import estimate, fit_messages
 from acp_agent.turn.history import compacted_head, messages_of
 
 COMMAND: Final = "/compact"
-DEFAULT_CONTEXT_WINDOW: Final = 200_000
 """Tokens; a provider that knows better is configured with ``--context-window``."""
 AUTO_COMPACT_AT: Final = 0.8
 """Compact before a turn when the history would fill this share of the window."""
@@ -80,33 +81,6 @@ class CompactionProgress(StrEnum):
     STARTED = "started"
     FAILED = "failed"
     CANCELLED = "cancelled"
-
-
-class SlashCommand(msgspec.Struct, frozen=True):
-    name: str
-    description: str
-    hint: str
-
-
-COMMANDS: Final = (
-    SlashCommand(
-        COMMAND.removeprefix("/"),
-        "Summarize older history to free context; recent turns are kept verbatim",
-        "optional instructions for the summary",
-    ),
-)
-"""The commands a session offers (advertised to ACP clients)."""
-
-
-def parse_compact(content: Sequence[ContentBlock]) -> str | None:
-    """The instructions of a ``/compact`` prompt (``""`` for none); None for any other prompt."""
-    if not content or not all(isinstance(block, TextContent) for block in content):
-        return None
-    text = "".join(block.text for block in content if isinstance(block, TextContent)).strip()
-    rest = text.removeprefix(COMMAND)
-    if rest == text or (rest and not rest[0].isspace()):
-        return None
-    return rest.strip()
 
 
 # -- sizes ------------------------------------------------------------------------------------

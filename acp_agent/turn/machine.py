@@ -20,7 +20,7 @@ Phases::
     IDLE ──Submit(/compact)──► COMPACTING ──CompactionDone | CompactionFailed──► IDLE
     ADMITTING ──Admitted(compact_first)──► COMPACTING ──CompactionDone | Failed──► REQUESTING
 
-Invariants the table keeps (they are the design note's acceptance criteria):
+Invariants the table keeps (they are the acceptance criteria of docs/design.md):
 
 - ``turn/start`` is appended only in ``_open_turn``, immediately followed by the prompt, its
   admission contexts and ``step/start`` + a model request. So a turn always asks the model.
@@ -85,14 +85,14 @@ homes; it is one contract across layers, not a machine detail:
   ``Scope.TURN_OUTSIDE_STEP`` (drained steering must follow ``step/end``, hence
   ``_close_step`` before ``_drain``), and its header states the rule ("contexts drain after
   the whole batch's results"); ``check`` replays both.
-- ``session/history.py``: ``messages_of`` (behind ``derive_messages`` and
+- ``turn/history.py``: ``messages_of`` (behind ``derive_messages`` and
   ``History.messages``) maps entries to model messages one to one in journal order, so the
   journal's order *is* the request's order; nothing there moves a misplaced context.
 - ``model/openai/wire.py``: ``encode_request`` / ``message_out`` keep that order, nothing
   merged or moved, and Chat Completions requires the ``tool`` messages answering an assistant
   message's ``tool_calls`` to follow it directly: a context inside the batch would be a
   rejected request, not just an untidy journal.
-- the design note ("Separate context injection from turn execution", ``docs/contract.md``),
+- the design note ("Separate context injection from turn execution", ``docs/design.md``),
   "Injection lifecycle" (context admitted during a batch "may only appear after **all** of that
   batch's results, in order"; the outbox is taken as a whole) and acceptance criterion 5.
 """

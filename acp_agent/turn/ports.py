@@ -18,8 +18,9 @@ import msgspec
 
 from acp_agent.journal.events import Entry, ToolCallPart
 from acp_agent.model.base import ModelProvider, Usage
+from acp_agent.model.window import DEFAULT_CONTEXT_WINDOW
 from acp_agent.turn.admission import Admission
-from acp_agent.turn.compaction import DEFAULT_CONTEXT_WINDOW, CompactionProgress
+from acp_agent.turn.compaction import CompactionProgress
 from acp_agent.turn.toolrun import ToolRunner
 
 T = TypeVar("T")
@@ -93,6 +94,10 @@ class SessionObserver(Protocol):
 
     async def notice(self, notice: Notice) -> None:
         """A provider retry or a model fallback (the ACP layer sends it as ``notice``)."""
+        ...
+
+    async def command_answer(self, text: str, command: str) -> None:
+        """A slash command answered by the agent itself (``/status`` …; never journaled)."""
         ...
 
 

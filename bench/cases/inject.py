@@ -25,6 +25,9 @@ from bench.stats import Better, Figure, Target, interleave, percentile
 from bench.wire import WireClient, result_of
 
 FLOOR = Path(__file__).resolve().parent.parent / "inject_floor.py"
+INJECT_GUARD = Target(3.2, text="guard: <= 3.2x (2.89x on 2026-12-01, + 10%)")
+"""No target: the old one (<= 1.5x) sits below the floor this design measures (docs/benchmarks.md,
+"Two targets retired"). The guard holds the figure where it was, against getting worse."""
 FLOORS = {
     "tasks": "an actor task, the flush on a thread, a writer task",
     "inline": "no hop: the fsync on the loop, one write per read",
@@ -127,7 +130,7 @@ async def run(lab: Lab, sizes: Sizes) -> list[Figure]:
             baseline=1000 * percentile(samples["bare"], 0.5),
             baseline_label=f"os.write + fdatasync of the same {len(line)} bytes",
             better=Better.LOWER,
-            target=Target(1.5, text="<= 1.5x"),
+            target=INJECT_GUARD,
             samples=len(added),
             note=(
                 f"round trip {1000 * percentile(samples['ours'], 0.5):.2f} ms, two plain "

@@ -48,7 +48,7 @@ async def first_request(lab: Lab, server: Loopback, name: str) -> bytes:
         await client.close()
     requests = [r for r in server.take() if r.path.endswith("/chat/completions")]
     # The turn's request comes first; after the turn, the session asks for its title (one small
-    # request without tools, once per session: session/titles.py), which is not measured here.
+    # request without tools, once per session: turn/titles.py), which is not measured here.
     turn = [r for r in requests if b'"tools"' in r.body]
     if not turn or requests[0] is not turn[0]:
         raise WireError(f"no tool-carrying request came first among {len(requests)}")

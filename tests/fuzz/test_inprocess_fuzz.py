@@ -5,7 +5,7 @@
    cut into random read sizes, under a random line cap. Every request that fits the cap is
    answered exactly once, ``echo``s with their own params and in the order sent (inline
    handlers answer in order); junk gets at most one answer; every frame is one JSON object.
-2. The real ``AgentServer`` and session layer, wired by ``acp_agent/app.py`` itself
+2. The real ``AgentServer`` and session layer, wired by ``acp_agent/app.py`` and ``process/serving.py`` themselves
    (``serve_connection``), on the in-memory twin, a fresh state dir per example: the batches of ``strategies.lines``, checked
    like the subprocess fuzzer's (schema, one answer per request), plus the invariant of every
    journal the batch created. Each example serves until EOF and must end cleanly.

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from acp_agent.commands.commands import INIT_INSTRUCTION, REVIEW_INSTRUCTION
+from acp_agent.commands.words import INIT_INSTRUCTION, REVIEW_INSTRUCTION
 from tests.integration.support import check_journal, serve_command, write_script
 from tests.support.recording import RawAgent, recorded_agent
 from tests.support.requests import read_requests
@@ -153,7 +153,7 @@ async def test_status_is_answered_by_the_agent_without_a_model_request_and_not_j
         after = check_journal(state_dir, "s", workspace).events
     assert answer["result"] == {"stopReason": "end_turn"}
     assert len(read_requests(log)) == 1  # the turn's; /status asked no model
-    assert after == before  # not journaled (acp/commands.py says why)
+    assert after == before  # not journaled (commands/status.py says why)
     (status,) = [
         u
         for u in updates_of(agent.transcript.agent_frames, "agent_message_chunk")

@@ -103,7 +103,7 @@ NOT_BEFORE_FIRST_SESSION = [
     "acp_agent.journal.rules",
     # shutil (with bz2 and lzma): only a delete's sweep needs it (session/shelf.py)
     "shutil",
-    # /review's git reader (acp/commands.py); ask_user, for a client without elicitation forms
+    # /review's git reader (commands/dispatch.py); ask_user, for a client without elicitation forms
     # (tools/registry.py)
     "acp_agent.commands.review",
     "acp_agent.tools.ask_user",

@@ -16,7 +16,7 @@ Every request is kept (``requests``) with its raw bytes, so tests can assert the
 that the API key appears nowhere but in the ``Authorization`` header. Connections are
 kept alive between requests, as a real server does.
 
-A session's background title request (``session/titles.py``: its system message is
+A session's background title request (``turn/titles.py``: its system message is
 ``TITLE_SYSTEM``) is kept apart, in ``title_requests``, and answered from ``titles`` (then
 ``TITLE`` once those are used up) instead of the replies, so tests of turns see the requests
 of turns only, in order, whenever the title request happens to come.

@@ -26,7 +26,7 @@ import anyio
 import pytest
 
 from acp_agent.model.registry import ModelCatalog
-from acp_agent.turn.compaction import DEFAULT_CONTEXT_WINDOW
+from acp_agent.model.window import DEFAULT_CONTEXT_WINDOW
 from tests.integration.support import check_journal, read_jsonl
 from tests.model.harness import Frame, InProcessAgent, in_process_agent
 from tests.model.loopback import LoopbackServer, Received, Reply, loopback, rate_limited

@@ -17,7 +17,7 @@ from typing import Any
 import anyio
 import pytest
 
-from acp_agent.turn.compaction import DEFAULT_CONTEXT_WINDOW
+from acp_agent.model.window import DEFAULT_CONTEXT_WINDOW
 from tests.integration.support import check_journal
 from tests.model.agent_params import NO_KEYS, init, new, prompt
 from tests.model.loopback import Reply, loopback

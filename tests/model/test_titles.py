@@ -1,4 +1,4 @@
-"""Model-written session titles (docs/contract.md §9; ``session/titles.py``), end to end.
+"""Model-written session titles (docs/contract.md §9; ``turn/titles.py``), end to end.
 
 The real agent process on ``openai:gpt-test`` against the loopback OpenAI-compatible server
 (``loopback.py`` answers title requests from ``titles``, apart from the turns' replies), raw

@@ -294,9 +294,9 @@ def test_non_loopback_without_a_token_refuses_to_start(tmp_path: Path, state_dir
 async def test_sigterm_with_a_turn_that_cannot_end_exits_0_past_the_deadline(
     tmp_path: Path, state_dir: Path, workspace: Path
 ) -> None:
-    # app.py, remote/hub.py: a signal starts the clock; a turn that cannot end (its tool's
+    # process/life.py: a signal starts the clock; a turn that cannot end (its tool's
     # worker thread is stuck for ever: tests/integration/stuck_thread_agent.py) does not hold
-    # the process past DEADLINE_S: app.forced_exit flushes every journal of every connection,
+    # the process past DEADLINE_S: process.life.forced_exit flushes every journal of every connection,
     # answers the prompt ``cancelled`` and leaves with 0.
     mark = tmp_path / "stuck.mark"
     call = {"id": "c1", "name": "stuck", "arguments": {"how": "held"}}

@@ -17,6 +17,7 @@ import anyio
 from acp_agent.content import TextContent
 from acp_agent.journal.events import ToolCallPart
 from acp_agent.model.base import (
+    Capabilities,
     Finish,
     ModelProvider,
     ModelRequest,
@@ -32,6 +33,7 @@ from acp_agent.model.base import (
 
 class ChattyProvider:
     name = "chatty"
+    capabilities = Capabilities()
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
         last = request.messages[-1]

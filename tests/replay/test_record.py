@@ -17,6 +17,7 @@ import pytest
 
 from acp_agent.journal.events import ToolCallPart
 from acp_agent.model.base import (
+    Capabilities,
     Finish,
     ModelError,
     ModelRequest,
@@ -41,6 +42,7 @@ class Streams:
     """Plays canned event lists, one per request; a list ending in an exception raises it."""
 
     name = "canned"
+    capabilities = Capabilities()
 
     def __init__(self, *streams: list[StreamEvent | Exception]) -> None:
         self.streams = list(streams)

@@ -30,9 +30,9 @@ from acp_agent.journal.events import (
 )
 from acp_agent.journal.invariant import check
 from acp_agent.journal.reader import load_journal
-from acp_agent.model.base import ModelRequest, StreamEvent
+from acp_agent.model.base import Capabilities, ModelRequest, StreamEvent
 from acp_agent.model.script import ScriptLine, ScriptModel
-from acp_agent.turn.compaction import DEFAULT_CONTEXT_WINDOW
+from acp_agent.model.window import DEFAULT_CONTEXT_WINDOW
 from acp_agent.turn.history import derive_messages
 from acp_agent.turn.vocabulary import Failed, Finished, Placement, StopReason
 from tests.session.support import lines, requests, types
@@ -58,6 +58,7 @@ class GatedSummaries:
     """The script model; with ``gated``, a summary request waits for ``release`` first."""
 
     name = "gated-script"
+    capabilities = Capabilities()
 
     def __init__(self, inner: ScriptModel, gated: bool) -> None:
         self.inner = inner

@@ -5,6 +5,7 @@ from __future__ import annotations
 import msgspec
 from hypothesis import given, settings, strategies as st
 
+from acp_agent.commands.words import compact_instructions
 from acp_agent.content import ContentBlock, ImageContent, TextContent
 from acp_agent.journal.events import (
     Compaction,
@@ -19,7 +20,6 @@ from acp_agent.model.base import AssistantTurn, ModelMessage, UserTurn
 from acp_agent.turn.compaction import (
     CompactionPlan,
     estimate_tokens,
-    parse_compact,
     plan_compaction,
     summary_request,
     window_neared,
@@ -209,7 +209,7 @@ def test_the_summary_request_is_no_turn_and_offers_no_tools() -> None:
 def test_parse_compact() -> None:
     def parse(*parts: str) -> str | None:
         content: list[ContentBlock] = [TextContent(text=p) for p in parts]
-        return parse_compact(content)
+        return compact_instructions(content)
 
     assert parse("/compact") == ""
     assert parse("  /compact \n") == ""
@@ -219,8 +219,11 @@ def test_parse_compact() -> None:
     assert parse("/compacting") is None
     assert parse("please /compact") is None
     assert parse("/other") is None
-    assert parse_compact([]) is None
-    assert parse_compact([TextContent(text="/compact"), ImageContent("AA==", "image/png")]) is None
+    assert compact_instructions([]) is None
+    assert (
+        compact_instructions([TextContent(text="/compact"), ImageContent("AA==", "image/png")])
+        is None
+    )
 
 
 def test_size_estimate_is_json_characters_over_four() -> None:

@@ -18,7 +18,7 @@ import msgspec
 
 from acp_agent.api import Agent, Placement, SourceKind, source
 from acp_agent.content import ImageContent, TextContent
-from acp_agent.model.base import Finish, ModelRequest, StreamEvent, TextDelta
+from acp_agent.model.base import Capabilities, Finish, ModelRequest, StreamEvent, TextDelta
 from acp_agent.model.config import ModelOptions, ProviderEntry
 from acp_agent.model.openai.wire import IMAGE_NOTE
 from acp_agent.model.registry import ModelCatalog
@@ -134,7 +134,7 @@ class TextOnly:
     """A provider whose model takes no images (as ``images = false`` makes one)."""
 
     name = "text-only"
-    images = False
+    capabilities = Capabilities(images=False)
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
         yield TextDelta("ok")

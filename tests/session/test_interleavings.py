@@ -29,6 +29,7 @@ from acp_agent.journal.events import (
 from acp_agent.journal.invariant import check
 from acp_agent.journal.reader import load_journal
 from acp_agent.model.base import (
+    Capabilities,
     Finish,
     ModelRequest,
     StreamEvent,
@@ -57,6 +58,7 @@ class ProgramModel:
     """Answers requests from a drawn plan; once the plan is used up, plain text."""
 
     name = "program"
+    capabilities = Capabilities()
 
     def __init__(self, plan: list[tuple[str, int]]) -> None:
         self.plan = list(plan)

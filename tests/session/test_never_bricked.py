@@ -16,6 +16,7 @@ from pathlib import Path
 from acp_agent.api import Agent, Failed, Finished
 from acp_agent.journal.events import Compaction
 from acp_agent.model.base import (
+    Capabilities,
     ContextOverflow,
     Finish,
     ModelRequest,
@@ -30,7 +31,7 @@ HUGE = "lorem ipsum " * 4_000  # about 12k tokens by the session's estimate
 
 class SmallWindow:
     name = "small-window"
-    context_window = WINDOW
+    capabilities = Capabilities(context_window=WINDOW)
 
     def __init__(self) -> None:
         self.sizes: list[tuple[int, int]] = []

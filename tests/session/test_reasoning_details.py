@@ -16,6 +16,7 @@ from acp_agent.api import Agent, Finished
 from acp_agent.journal.events import AssistantMessage, ToolCallPart
 from acp_agent.model.base import (
     AssistantTurn,
+    Capabilities,
     Finish,
     ModelRequest,
     StreamEvent,
@@ -29,6 +30,7 @@ DETAIL = b'{"type":"reasoning.text","text":"Read it first.","signature":"sig-1",
 
 class ReasoningProvider:
     name = "reasoning"
+    capabilities = Capabilities()
 
     def __init__(self) -> None:
         self.requests: list[ModelRequest] = []

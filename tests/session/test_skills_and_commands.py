@@ -1,4 +1,4 @@
-"""Skill files and slash-command parsing (``session/skills.py``, ``session/commands.py``).
+"""Skill files and slash-command parsing (``commands/skills.py``, ``commands/words.py``).
 
 The front matter rules are ``skills.py``'s docstring; a bad file is skipped with a
 ``skill_skipped`` log line naming the path and the reason, never raised.
@@ -11,7 +11,6 @@ from pathlib import Path
 import pytest
 from structlog.testing import capture_logs
 
-from acp_agent.commands.commands import RESERVED, Invocation, parse_invocation
 from acp_agent.commands.skills import (
     MAX_SKILL_BYTES,
     BadSkill,
@@ -19,6 +18,7 @@ from acp_agent.commands.skills import (
     parse_skill,
     skills_prompt,
 )
+from acp_agent.commands.words import RESERVED, Invocation, parse_invocation
 from acp_agent.content import ImageContent, TextContent
 
 GOOD = "---\nname: deploy\ndescription: Ship it\n---\nRun make deploy.\n"

@@ -54,7 +54,7 @@ def test_the_agent_table_replaces_and_appends(tmp_path: Path) -> None:
     prompt_file.write_text("House rules.\n")
     table = {"system_prompt_file": str(prompt_file), "system_prompt_append": "Be terse."}
     config = prompt_config_from({"agent": table}, tmp_path / "c.toml")
-    skills = tmp_path / "skills"  # beside the config file (session/skills.py)
+    skills = tmp_path / "skills"  # beside the config file (commands/skills.py)
     assert config == PromptConfig("House rules.", "Be terse.", skills)
     assert prompt_config_from({}, tmp_path / "c.toml") == PromptConfig(skills_dir=skills)
 

@@ -1,4 +1,4 @@
-"""The model-written title's request and cleaning (``session/titles.py``)."""
+"""The model-written title's request and cleaning (``turn/titles.py``)."""
 
 from __future__ import annotations
 

@@ -51,6 +51,7 @@ import structlog
 
 from acp_agent import __version__
 from acp_agent.model.base import (
+    Capabilities,
     ContextOverflow,
     ModelError,
     ModelRequest,
@@ -131,8 +132,15 @@ class OpenAICompatible:
         self.think_tags = self.settings.think_tags if think_tags is None else think_tags
         """Read ``<think>…</think>`` in the content as thoughts (see ``reader.py``)."""
         self.context_window = self.settings.context_window or context_window
+        self.capabilities = Capabilities(
+            images=self.settings.images,
+            context_window=self.context_window,
+            reasoning_echo=self.settings.reasoning_echo,
+            thinking_levels=True,
+            http_endpoint=endpoint.base_url,
+        )
         """The model's window in tokens: its settings' ``context_window``, else the process
-        default passed in (``--context-window``); ``context_window_of`` reads it."""
+        default passed in (``--context-window``)."""
         self.images = self.settings.images
         self.name = f"{endpoint.name}:{model}"
         self._http: httpx.AsyncClient | None = None

@@ -12,10 +12,11 @@ from typing import TYPE_CHECKING, Literal
 
 import msgspec
 
+from acp_agent.model.window import DEFAULT_CONTEXT_WINDOW as DEFAULT_CONTEXT_WINDOW
+
 if TYPE_CHECKING:
     from acp_agent.model.base import Usage
 
-DEFAULT_CONTEXT_WINDOW = 200_000
 
 # -- request options --------------------------------------------------------------------------
 

@@ -1,4 +1,4 @@
-"""Slash commands: what a prompt whose text starts with ``/<name>`` asks for.
+"""Slash commands: the words, and the one parser of a prompt whose text starts with ``/<name>``.
 
 A prompt is a command when all its blocks are text and the text, stripped, starts with
 ``/<name>`` followed by the end or whitespace; ``REST`` is what follows, stripped. The
@@ -6,7 +6,7 @@ vocabulary (``BUILT_IN``, advertised to ACP clients in this order, then the sess
 
 | command | served by | model request |
 |---|---|---|
-| ``/compact [instructions]`` | the actor (``compaction.py``) | the summary |
+| ``/compact [instructions]`` | a compaction (``turn/compaction.py``), queued like a prompt | the summary |
 | ``/init [notes]`` | a normal turn whose prompt is ``INIT_INSTRUCTION`` | yes |
 | ``/review [focus]`` | a read-only turn: the working tree's diff as context, then ``REVIEW_INSTRUCTION`` | yes, unless there is nothing to review |
 | ``/status`` | the agent, from the session's state (an agent message, not journaled) | no |
@@ -14,7 +14,8 @@ vocabulary (``BUILT_IN``, advertised to ACP clients in this order, then the sess
 | ``/<skill> REST`` | a normal turn: the skill's body as context, then ``REST`` | yes |
 
 A name that is neither a built-in nor a skill is no command: the prompt goes to the model as
-typed. The wire-facing dispatch is ``acp/commands.py``; this module knows the words only.
+typed. What each command does is ``dispatch.py``'s, for every door alike; this module knows the
+words only.
 """
 
 from __future__ import annotations
@@ -28,7 +29,6 @@ import msgspec
 
 from acp_agent.commands.skills import Skill
 from acp_agent.content import ContentBlock, TextContent
-from acp_agent.turn.compaction import COMMANDS as COMPACTION_COMMANDS, SlashCommand
 
 
 class Command(StrEnum):
@@ -40,8 +40,20 @@ class Command(StrEnum):
     MODE = "mode"
 
 
+class SlashCommand(msgspec.Struct, frozen=True):
+    """A command as a client lists it (ACP ``available_commands_update``)."""
+
+    name: str
+    description: str
+    hint: str
+
+
 BUILT_IN: Final = (
-    *COMPACTION_COMMANDS,
+    SlashCommand(
+        Command.COMPACT,
+        "Summarize older history to free context; recent turns are kept verbatim",
+        "optional instructions for the summary",
+    ),
     SlashCommand(
         Command.INIT,
         "Survey the workspace and write an AGENTS.md for it (edits ask as the mode says)",
@@ -96,6 +108,14 @@ def parse_invocation(content: Sequence[ContentBlock]) -> Invocation | None:
         return None
     name, rest = match.group(1), match.group(2) or ""
     return Invocation(name, rest.strip())
+
+
+def compact_instructions(content: Sequence[ContentBlock]) -> str | None:
+    """The instructions of a ``/compact`` prompt (``""`` for none); None for any other prompt."""
+    invocation = parse_invocation(content)
+    return (
+        invocation.rest if invocation is not None and invocation.name == Command.COMPACT else None
+    )
 
 
 def with_notes(instruction: str, rest: str) -> list[ContentBlock]:
