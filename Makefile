@@ -20,6 +20,14 @@ ACP_SDK_DIR := .cache/acp-sdk
 ACP_SDK_STAMP := $(ACP_SDK_DIR)/.installed-$(ACP_SDK_VERSION)-acpx-$(ACPX_VERSION)
 ACP_SCHEMA := $(ACP_SDK_DIR)/node_modules/@agentclientprotocol/sdk/schema/v1/schema.json
 ACPX := $(ACP_SDK_DIR)/node_modules/acpx/dist/cli.js
+# A second npm prefix, so that its packages' own dependencies (acp-factory's TS SDK 0.18) stay
+# apart from the SDK above: playwright-core drives Debian's chromium in the browser test of an
+# exported transcript (tests/export/test_browser.py; never a browser download of its own), and
+# acp-factory is one more client tests/clients/ drives the agent with. One stamp names both.
+PLAYWRIGHT_CORE_VERSION := 1.65.1
+ACP_FACTORY_VERSION := 0.1.14
+NPM_TOOLS_DIR := .cache/npm-tools
+NPM_TOOLS_STAMP := $(NPM_TOOLS_DIR)/.installed-playwright-core-$(PLAYWRIGHT_CORE_VERSION)-acp-factory-$(ACP_FACTORY_VERSION)
 
 # Extra arguments for pytest, e.g. `make test PYTEST_ARGS='-k journal -x'`.
 PYTEST_ARGS ?=
@@ -30,7 +38,7 @@ help: ## List the targets (default)
 	@echo "acp-agent tasks:"
 	@awk 'BEGIN {FS = ":.*## "} /^[a-z][a-zA-Z_-]*:.*## / {printf "  make %-16s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
 
-install: $(VENV_STAMP) $(ACP_SDK_STAMP) ## Create .venv with the project and its test/dev tools; fetch the ACP schema, TS SDK and acpx
+install: $(VENV_STAMP) $(ACP_SDK_STAMP) $(NPM_TOOLS_STAMP) ## Create .venv with the project and its test/dev tools; fetch the ACP schema, TS SDK, acpx, acp-factory and playwright-core
 
 $(VENV_STAMP): pyproject.toml
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -44,6 +52,15 @@ $(ACP_SDK_STAMP):
 		acpx@$(ACPX_VERSION)
 	@test -f $(ACP_SCHEMA) || { echo "ACP schema missing after npm install: $(ACP_SCHEMA)" >&2; exit 1; }
 	@test -f $(ACPX) || { echo "acpx missing after npm install: $(ACPX)" >&2; exit 1; }
+	@touch $@
+
+$(NPM_TOOLS_STAMP):
+	@rm -f $(NPM_TOOLS_DIR)/.installed-*
+	NPM_CONFIG_UPDATE_NOTIFIER=false npm install --prefix $(NPM_TOOLS_DIR) --save-exact \
+		--no-audit --no-fund --loglevel=error playwright-core@$(PLAYWRIGHT_CORE_VERSION) \
+		acp-factory@$(ACP_FACTORY_VERSION)
+	@test -f $(NPM_TOOLS_DIR)/node_modules/playwright-core/package.json || { echo "playwright-core missing after npm install" >&2; exit 1; }
+	@test -f $(NPM_TOOLS_DIR)/node_modules/acp-factory/package.json || { echo "acp-factory missing after npm install" >&2; exit 1; }
 	@touch $@
 
 run: install ## Run the bundled scripted demo session (frames and journal)

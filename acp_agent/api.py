@@ -19,7 +19,8 @@ instead of one provider to offer the same model choices as a server. Refusals ar
 exceptions of ``acp_agent/session/errors.py`` (``UnknownSession``, ``SessionUnavailable`` …).
 
 Tools: sessions get ``read_file`` unless ``tools=`` says otherwise (``acp_agent.tools.registry
-.coding_tools()`` is the server's set). Writes and commands are decided by each session's
+.coding_tools()`` is the server's set; ``coding_tools(web_fetch=WebFetchSettings(allow_private=
+True))`` is the config file's ``[web_fetch]`` table, ``acp_agent/tools/web_settings.py``). Writes and commands are decided by each session's
 ``Permissions`` (``permissions=``; by default mode ``ask`` with nobody to ask, so they are refused).
 Commands (``run_command``) run in the OS sandbox (``acp_agent/sandbox/``): ``sandbox=`` a
 ``Sandbox`` (its ``configured`` policy, what it hides, which credentials it drops); by default

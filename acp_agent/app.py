@@ -37,6 +37,7 @@ from acp_agent.sandbox.guard import Sandbox
 from acp_agent.session.service import Sessions
 from acp_agent.session.system_prompt import PromptConfig
 from acp_agent.session.wiring import Wiring
+from acp_agent.tools.web_settings import WebFetchSettings, web_fetch_settings_from
 from acp_agent.transport.connection import Connection
 from acp_agent.transport.framing import ByteSink, ByteSource
 from acp_agent.transport.prelude import EarlySignals, no_early_signals
@@ -59,13 +60,14 @@ async def serve_connection(
     signals: bool = True,
     initialized: InitializeParams | None = None,
     early: EarlySignals = no_early_signals,
+    web_fetch: WebFetchSettings | None = None,
     sandbox: Sandbox | None = None,
 ) -> int:
     """Serve one connection; ``signals=False`` for an in-process server (tests).
     ``initialized``: the params of an ``initialize`` answered before the connection (``launch``);
     ``early``: the signals that came before the loop ran (``transport.prelude``)."""
     life = Life()
-    door = Door(options, models, hooks, prompt, sandbox)
+    door = Door(options, models, hooks, prompt, web_fetch, sandbox)
     conn = Connection(source, sink, max_line_bytes=options.max_line_bytes)
 
     def make_sessions(tg: TaskGroup, wiring: Wiring[AcpObserver]) -> Sessions[AcpObserver]:
@@ -104,9 +106,15 @@ def serve_process(
     logs.configure(options.log_level, options.log_file)
     hooks = hooks_from(config, options.config)
     log.info("server_starting", model=models.default, state_dir=str(options.state_dir))
+    web_fetch = web_fetch_settings_from(config, options.config)
     sandbox = command_sandbox(options, models, config)
     serve = partial(
-        serve_connection, prompt=prompt, initialized=initialized, early=early, sandbox=sandbox
+        serve_connection,
+        prompt=prompt,
+        initialized=initialized,
+        early=early,
+        web_fetch=web_fetch,
+        sandbox=sandbox,
     )
     source, sink = FdSource(fd_in, prefix=prefix), FdSink(fd_out)
     return finish(anyio.run(serve, options, models, hooks, source, sink))

@@ -5,7 +5,8 @@ acp-agent serve --listen ws://HOST:PORT|http://HOST:PORT [--token-file F] [--all
 acp-agent journal list [--json] [--state-dir DIR]
 acp-agent journal show <sessionId> [--json]
 acp-agent journal query <sessionId> [--type T]... [--source-kind K] [--turn N] [--json]
-acp-agent journal check <sessionId>
+acp-agent journal check [<sessionId>]
+acp-agent journal export <sessionId> [--format html|md] [-o FILE]
 acp-agent journal fork <sessionId> [--at SEQ]
 acp-agent doctor [--json] [--offline] [--timeout S] [--model SPEC] [--state-dir DIR] [--config F]
 acp-agent replay run DIR... [--update]
@@ -19,6 +20,7 @@ import argparse
 import os
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from acp_agent import __version__
@@ -73,7 +75,24 @@ def _add_journal_commands(commands: Subcommands) -> None:
         "--turn", type=int, metavar="N", help="the events of turn N, turn/start to turn/end"
     )
     _json_flag(query, "the matching journal lines, as written")
-    _journal_action(actions, "check", "check a session journal against the invariant", session=True)
+    check = _journal_action(
+        actions, "check", "check a session journal (default: every session) against the invariant"
+    )
+    check.add_argument(
+        "session_id", metavar="SESSION_ID", nargs="?", help="the session (default: every one)"
+    )
+    export = _journal_action(
+        actions,
+        "export",
+        "write a session as one self-contained HTML page (or Markdown) to -o FILE or stdout",
+        session=True,
+    )
+    export.add_argument(
+        "--format", choices=("html", "md"), default="html", help="html (the default) or md"
+    )
+    export.add_argument(
+        "-o", "--output", type=Path, metavar="FILE", help="the file to write (default: stdout)"
+    )
     fork = _journal_action(
         actions,
         "fork",

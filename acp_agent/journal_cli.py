@@ -52,10 +52,11 @@ from acp_agent.journal.events import (
     source_kind,
 )
 from acp_agent.journal.invariant import check_file
-from acp_agent.journal.paths import InvalidSessionId, journal_path, session_dir
+from acp_agent.journal.paths import SESSIONS_DIR, InvalidSessionId, journal_path, session_dir
 from acp_agent.journal.reader import parse_journal
 from acp_agent.journal.turns import enclosing_turns
 from acp_agent.options import Options
+from acp_agent.progress import progress
 from acp_agent.session.catalog import all_summaries
 from acp_agent.session.errors import ForkRefused
 from acp_agent.session.fork import fork_session
@@ -112,13 +113,43 @@ def _existing_session(state_dir: Path, session_id: str) -> Path:
 
 
 def _check(args: argparse.Namespace, options: Options) -> int:
-    session_id = args.session_id
-    violations = check_file(_existing_session(options.state_dir, session_id))
+    if args.session_id is not None:
+        return _check_one(args.session_id, _existing_session(options.state_dir, args.session_id))
+    sessions = _every_session(options.state_dir)
+    failed = 0
+    with progress("check", len(sessions), unit="session", long_from=2) as bar:
+        for session_id, directory in sessions:
+            bar.describe(session_id)
+            failed += _check_one(session_id, directory)
+            bar.advance()
+    if not sessions:
+        print(f"no session under {options.state_dir}")
+    return 1 if failed else 0
+
+
+def _check_one(session_id: str, directory: Path) -> int:
+    violations = check_file(directory)
     for violation in violations:
         print(f"{session_id}: {violation}")
     if not violations:
         print(f"{session_id}: ok")
     return 1 if violations else 0
+
+
+def _every_session(state_dir: Path) -> list[tuple[str, Path]]:
+    """Every session directory under ``state_dir`` (by id), whatever its journal holds."""
+    root = state_dir / SESSIONS_DIR
+    try:
+        names = sorted(entry.name for entry in root.iterdir() if entry.is_dir())
+    except FileNotFoundError:
+        return []
+    found = []
+    for name in names:
+        try:
+            found.append((name, session_dir(state_dir, name)))
+        except InvalidSessionId:
+            continue  # not a session directory of ours
+    return found
 
 
 # -- list -----------------------------------------------------------------------------------------
@@ -292,6 +323,30 @@ def _clip(text: str) -> str:
     return line if len(line) <= PREVIEW_CHARS else line[: PREVIEW_CHARS - 1] + "…"
 
 
+# -- export -------------------------------------------------------------------------------------
+
+
+def _export(args: argparse.Namespace, options: Options) -> int:
+    """The session as one HTML page (or Markdown): to ``-o FILE``, else to stdout."""
+    from acp_agent.export import Format, export_text
+    from acp_agent.session.catalog import read_title
+
+    journal = _read(options.state_dir, args.session_id)
+    title = read_title(_existing_session(options.state_dir, args.session_id))
+    fmt = Format(args.format)
+    text = export_text(journal.header, journal.entries, fmt, title=title)
+    data = text.encode("utf-8", "replace")
+    if args.output is None or str(args.output) == "-":
+        sys.stdout.buffer.write(data)
+        return 0
+    try:
+        args.output.write_bytes(data)
+    except OSError as exc:
+        raise UsageError(f"cannot write {args.output}: {exc.strerror or exc}") from exc
+    print(f"{args.session_id}: wrote {args.output}", file=sys.stderr)
+    return 0
+
+
 # -- fork -----------------------------------------------------------------------------------------
 
 
@@ -348,5 +403,6 @@ JOURNAL_COMMANDS: dict[str, Command] = {
     "show": _show,
     "query": _query,
     "fork": _fork,
+    "export": _export,
     "compact": _compact,
 }

@@ -22,6 +22,7 @@ import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 
+from acp_agent.progress import progress
 from bench import lab as lab_module
 from bench.cases import (
     cancel,
@@ -33,6 +34,7 @@ from bench.cases import (
     request,
     sandbox,
     sdk,
+    search,
     startup,
     stream,
 )
@@ -64,6 +66,7 @@ CASES: dict[str, Case] = {
     "first_token": first_token.run,
     "remote": remote.run,
     "startup": startup.run,
+    "search": search.run,
 }
 ORDER = [
     "inject",
@@ -77,6 +80,7 @@ ORDER = [
     "request",
     "first_token",
     "remote",
+    "search",
 ]
 KEY_ORDER = [
     "inject_durable_p50",
@@ -111,6 +115,7 @@ KEY_ORDER = [
     "first_token_typing",
     "remote_ws_round_trip",
     "remote_ws_stream",
+    "search_100k",
 ]
 
 
@@ -134,11 +139,14 @@ def order(figures: list[Figure]) -> list[Figure]:
 
 async def run_cases(lab: Lab, sizes: Sizes, names: list[str]) -> list[Figure]:
     figures: list[Figure] = []
-    for name in names:
-        started = time.perf_counter()
-        got = await CASES[name](lab, sizes)
-        print(f"bench: {name}: {time.perf_counter() - started:.1f} s", file=sys.stderr, flush=True)
-        figures += got
+    with progress("bench", len(names), unit="case", long_from=2) as bar:
+        for name in names:
+            bar.describe(name)
+            started = time.perf_counter()
+            got = await CASES[name](lab, sizes)
+            bar.note(f"bench: {name}: {time.perf_counter() - started:.1f} s")
+            bar.advance()
+            figures += got
     return figures
 
 

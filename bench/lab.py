@@ -37,6 +37,8 @@ class Sizes:
     prompt_rounds: int
     sync_chunks: int
     first_token_rounds: int
+    search_files: int
+    search_rounds: int
 
 
 FULL = Sizes(
@@ -55,6 +57,8 @@ FULL = Sizes(
     prompt_rounds=5,
     sync_chunks=10_000,
     first_token_rounds=10,
+    search_files=100_000,
+    search_rounds=5,
 )
 
 QUICK = Sizes(
@@ -73,6 +77,8 @@ QUICK = Sizes(
     prompt_rounds=3,
     sync_chunks=2_000,
     first_token_rounds=4,
+    search_files=10_000,
+    search_rounds=2,
 )
 
 

@@ -29,13 +29,15 @@ FLOORS: tuple[tuple[str, ...], ...] = (
         "acp_agent.content",
         "acp_agent.config_file",
         "acp_agent.logs",
+        "acp_agent.progress",
     ),
     # the journal and the wire, knowing nothing of sessions
     ("acp_agent.journal", "acp_agent.transport"),
     ("acp_agent.model",),
     # the OS sandbox around commands, and their environment
     ("acp_agent.sandbox",),
-    ("acp_agent.tools",),
+    # the coding tools; a journal as a transcript people read (export/ shows tools' diffs)
+    ("acp_agent.tools", "acp_agent.export"),
     ("acp_agent.mcp",),
     # the turn engine: the pure machine, its actor and their ports
     ("acp_agent.turn",),

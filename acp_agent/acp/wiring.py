@@ -16,6 +16,7 @@ from acp_agent.sandbox.guard import Sandbox
 from acp_agent.session.system_prompt import PromptConfig
 from acp_agent.session.wiring import Wiring
 from acp_agent.tools.registry import coding_tools
+from acp_agent.tools.web_settings import WebFetchSettings
 from acp_agent.turn.admission import Admission
 from acp_agent.turn.toolrun import ToolRunner
 
@@ -27,15 +28,17 @@ def acp_wiring(
     tg: TaskGroup,
     context_window: int = DEFAULT_CONTEXT_WINDOW,
     prompt: PromptConfig | None = None,
+    web_fetch: WebFetchSettings | None = None,
     *,
     sandbox: Sandbox,
 ) -> Wiring[AcpObserver]:
-    """``tg`` runs the sessions' MCP connections."""
+    """``tg`` runs the sessions' MCP connections; ``web_fetch``: the config file's
+    ``[web_fetch]`` table."""
 
     def tools(header: SessionHeader) -> ToolRunner:
         context = client.tool_context(header, sandbox)
         mcp = McpHub(tg.start_soon, header.cwd, header.id)
-        tools = coding_tools(ask_user=context.elicitation is not None)
+        tools = coding_tools(ask_user=context.elicitation is not None, web_fetch=web_fetch)
         return ToolRunner(tools, context, SessionToolHooks(hooks), mcp)
 
     def admission(header: SessionHeader) -> Admission:

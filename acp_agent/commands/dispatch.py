@@ -4,9 +4,10 @@
 ordinary prompt". Otherwise it answers with either
 
 - an ``Answer`` at once, with no turn, no model request and nothing journaled: ``/status``,
-  ``/model``, ``/mode`` (and ``/review`` with nothing to review). The session hands its text to
-  its observer (``command_answer``: over ACP, an agent message marked
-  ``_meta.acp_agent.command``, sent before the prompt's response). It is answered even while a
+  ``/export`` (naming the file it wrote, ``export.py``), ``/model``, ``/mode`` (and ``/review``
+  with nothing to review). The session hands its text to its observer (``command_answer``:
+  over ACP, an agent message marked ``_meta.acp_agent.command``, sent before the prompt's
+  response). It is answered even while a
   turn runs (it waits for nothing; the running turn's answer comes later). ``/model NAME`` and
   ``/mode NAME`` do what the session's settings do, and the door announces the change
   (``Sessions.on_settings_changed``: over ACP ``config_option_update``, and for the mode
@@ -35,6 +36,7 @@ from typing import Protocol, TypeVar
 import anyio
 import msgspec
 
+from acp_agent.commands.export import ExportRefused, ExportSource, export_session
 from acp_agent.commands.skills import Skill
 from acp_agent.commands.status import SessionStatus, status_text
 from acp_agent.commands.words import (
@@ -65,8 +67,9 @@ class Answer(msgspec.Struct, frozen=True):
     text: str
 
 
-class CommandSession(Protocol[P_co]):
-    """What a command may do with a session (``session.service.Session`` is one)."""
+class CommandSession(ExportSource, Protocol[P_co]):
+    """What a command may do with a session (``session.service.Session`` is one); what
+    ``/export`` reads of it is ``ExportSource``'s."""
 
     @property
     def cwd(self) -> str: ...
@@ -100,6 +103,8 @@ async def run(session: CommandSession[P], content: list[ContentBlock]) -> Answer
     match invocation.name:
         case Command.STATUS:
             return Answer(Command.STATUS, status_text(session.status()))
+        case Command.EXPORT:
+            return await _export(session, invocation.rest)
         case Command.MODEL:
             return await _model(session, invocation.rest)
         case Command.MODE:
@@ -115,6 +120,13 @@ async def run(session: CommandSession[P], content: list[ContentBlock]) -> Answer
         return None
     await session.inject(skill.body, source(SourceKind.SKILL, name=skill.name))
     return await session.submit(skill_prompt(skill, invocation.rest))
+
+
+async def _export(session: CommandSession[P], rest: str) -> Answer:
+    try:
+        return Answer(Command.EXPORT, await export_session(session, rest))
+    except ExportRefused as exc:
+        raise CommandRefused(str(exc)) from exc
 
 
 async def _model(session: CommandSession[P], name: str) -> Answer:

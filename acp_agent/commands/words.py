@@ -1,4 +1,4 @@
-"""Slash commands: the words, and the one parser of a prompt whose text starts with ``/<name>``.
+r"""Slash commands: the words, and the one parser of a prompt whose text starts with ``/<name>``.
 
 A prompt is a command when all its blocks are text and the text, stripped, starts with
 ``/<name>`` followed by the end or whitespace; ``REST`` is what follows, stripped. The
@@ -10,6 +10,7 @@ vocabulary (``BUILT_IN``, advertised to ACP clients in this order, then the sess
 | ``/init [notes]`` | a normal turn whose prompt is ``INIT_INSTRUCTION`` | yes |
 | ``/review [focus]`` | a read-only turn: the working tree's diff as context, then ``REVIEW_INSTRUCTION`` | yes, unless there is nothing to review |
 | ``/status`` | the agent, from the session's state (an agent message, not journaled) | no |
+| ``/export [html\|md]`` | the agent: the history so far as one file under the state dir (``export.py``); the answer names it | no |
 | ``/model NAME``, ``/mode NAME`` | the config options (same effect and notifications) | no |
 | ``/<skill> REST`` | a normal turn: the skill's body as context, then ``REST`` | yes |
 
@@ -36,6 +37,7 @@ class Command(StrEnum):
     INIT = "init"
     REVIEW = "review"
     STATUS = "status"
+    EXPORT = "export"
     MODEL = "model"
     MODE = "mode"
 
@@ -68,6 +70,11 @@ BUILT_IN: Final = (
         Command.STATUS,
         "Show the session's model, mode, thinking level, context and token use (no model call)",
         "",
+    ),
+    SlashCommand(
+        Command.EXPORT,
+        "Write the session so far as one self-contained HTML page (or Markdown); names the file",
+        "html (the default) or md",
     ),
     SlashCommand(Command.MODEL, "Switch the session's model", "model id (empty: list them)"),
     SlashCommand(Command.MODE, "Switch the session's mode", "mode id (empty: list them)"),

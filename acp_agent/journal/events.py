@@ -26,6 +26,7 @@ that history resumes verbatim at ``keptFromSeq`` (see ``turn/history.py``).
 from __future__ import annotations
 
 from enum import StrEnum
+from typing import TypeVar
 
 import msgspec
 
@@ -155,6 +156,33 @@ class SteeringMessage(msgspec.Struct, frozen=True, gc=False):
     source: Source
 
 
+class StepUsage(msgspec.Struct, frozen=True, omit_defaults=True, rename="camel"):
+    """What one model request used, as its provider reported it: tokens, and the cost where the
+    provider reports one (OpenRouter's ``usage.cost``)."""
+
+    input_tokens: int
+    output_tokens: int
+    reasoning_tokens: int | None = None
+    cached_tokens: int | None = None
+    cost: float | None = None
+
+    def plus(self, more: StepUsage) -> StepUsage:
+        return StepUsage(
+            self.input_tokens + more.input_tokens,
+            self.output_tokens + more.output_tokens,
+            _sum(self.reasoning_tokens, more.reasoning_tokens),
+            _sum(self.cached_tokens, more.cached_tokens),
+            _sum(self.cost, more.cost),
+        )
+
+
+_N = TypeVar("_N", int, float)
+
+
+def _sum(a: _N | None, b: _N | None) -> _N | None:
+    return None if a is None and b is None else (a or 0) + (b or 0)
+
+
 class AssistantMessage(
     msgspec.Struct,
     frozen=True,
@@ -169,6 +197,9 @@ class AssistantMessage(
     reasoning_details: tuple[msgspec.Raw, ...] = ()
     """Opaque items the provider wants back with this message on later requests (OpenRouter's
     ``reasoning_details``), each a JSON object kept verbatim; absent when there are none."""
+    usage: StepUsage | None = None
+    """What the request that produced this message used; absent when the provider reported
+    nothing (the script model without ``usage``). For the record only: no history reads it."""
 
 
 class ToolCall(

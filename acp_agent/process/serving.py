@@ -42,6 +42,7 @@ from acp_agent.session.service import Sessions
 from acp_agent.session.system_prompt import PromptConfig
 from acp_agent.session.wiring import Wiring
 from acp_agent.startup_report import reporting
+from acp_agent.tools.web_settings import WebFetchSettings
 from acp_agent.transport.connection import ServeEnd
 
 log = structlog.get_logger("acp_agent.process")
@@ -62,6 +63,7 @@ class Door:
     models: ModelCatalog
     hooks: HookSet
     prompt: PromptConfig | None = None
+    web_fetch: WebFetchSettings | None = None
     sandbox: Sandbox | None = None
     """Around every command; ``None``: the default one for ``options`` (no ``[sandbox]``)."""
 
@@ -90,7 +92,14 @@ async def serve_sessions(
     async with anyio.create_task_group() as tg:
         context_window = door.options.context_window
         wiring = acp_wiring(
-            client, door.models, door.hooks, tg, context_window, door.prompt, sandbox=door.commands
+            client,
+            door.models,
+            door.hooks,
+            tg,
+            context_window,
+            door.prompt,
+            door.web_fetch,
+            sandbox=door.commands,
         )
         sessions = served.sessions = make_sessions(tg, wiring)
         server = AgentServer(client, sessions, door.models)

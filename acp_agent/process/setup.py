@@ -18,6 +18,7 @@ from acp_agent.model.config import providers_from
 from acp_agent.model.registry import ModelCatalog
 from acp_agent.options import Options
 from acp_agent.session.system_prompt import PromptConfig, prompt_config_from
+from acp_agent.tools.web_settings import WebFetchSettings, web_fetch_settings_from
 
 if TYPE_CHECKING:
     from acp_agent.hooks.bridge import HookSet
@@ -30,6 +31,8 @@ class Setup(msgspec.Struct, frozen=True):
     config: dict[str, Any]
     models: ModelCatalog
     prompt: PromptConfig
+    web_fetch: WebFetchSettings = msgspec.field(default_factory=WebFetchSettings)
+    """The ``[web_fetch]`` table."""
 
     def hooks(self, options: Options) -> HookSet:
         """The configured hooks (none without a ``[hooks]`` table; checked already)."""
@@ -46,10 +49,11 @@ class Setup(msgspec.Struct, frozen=True):
 def checked_setup(options: Options) -> Setup:
     """Read and check the config file once (``ConfigError``) and the model spec
     (``BadModelSpec``); the ``[hooks]`` and ``[sandbox]`` tables only when there is one."""
-    config = read_config_file(options.config)  # once, for providers, hooks and [agent]
+    config = read_config_file(options.config)  # once, for every table
     providers = providers_from(config, options.config)
     models = ModelCatalog(options.model, providers, context_window=options.context_window)
     prompt = prompt_config_from(config, options.config)
+    web_fetch = web_fetch_settings_from(config, options.config)
     if options.config is not None and "hooks" in config:
         from acp_agent.hooks.config import config_from
 
@@ -58,7 +62,7 @@ def checked_setup(options: Options) -> Setup:
         from acp_agent.sandbox.config import sandbox_config_from
 
         sandbox_config_from(config, options.config)
-    return Setup(config, models, prompt)
+    return Setup(config, models, prompt, web_fetch)
 
 
 def command_sandbox(

@@ -42,6 +42,7 @@ from acp_agent.sandbox.guard import Sandbox
 from acp_agent.session.service import Sessions
 from acp_agent.session.system_prompt import PromptConfig
 from acp_agent.session.wiring import Wiring
+from acp_agent.tools.web_settings import WebFetchSettings
 from acp_agent.transport.connection import Connection
 from acp_agent.transport.framing import ByteSink, ByteSource
 from acp_agent.transport.prelude import EarlySignals, no_early_signals
@@ -59,11 +60,12 @@ class Hub:
         models: ModelCatalog,
         hooks: HookSet,
         prompt: PromptConfig | None,
+        web_fetch: WebFetchSettings | None = None,
         sandbox: Sandbox | None = None,
     ) -> None:
         self.options = options
         self.models = models
-        self.door = Door(options, models, hooks, prompt, sandbox)
+        self.door = Door(options, models, hooks, prompt, web_fetch, sandbox)
         self.life = Life()
         self.claims = Claims()
         self._names = itertools.count(1)

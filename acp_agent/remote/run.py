@@ -52,6 +52,7 @@ def run_listen(options: Options, args: argparse.Namespace) -> int:
         setup.models,
         setup.hooks(options),
         setup.prompt,
+        setup.web_fetch,
         setup.sandbox(options, _token_files(args)),
     )
     return finish(anyio.run(listen_and_serve, hub, listen, sock, latch.take))

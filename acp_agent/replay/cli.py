@@ -60,6 +60,7 @@ def run_replay_command(args: argparse.Namespace) -> int:
 
 
 def _run(dirs: list[Path], *, update: bool) -> int:
+    from acp_agent.progress import progress
     from acp_agent.replay.fixture import FixtureError, find_fixtures
     from acp_agent.replay.runner import replay_sync
 
@@ -69,7 +70,12 @@ def _run(dirs: list[Path], *, update: bool) -> int:
         print(f"acp-agent replay: {exc}", file=sys.stderr)
         return 2
     began = time.monotonic()
-    results = [replay_sync(path, update=update) for path in fixtures]
+    results = []
+    with progress("replay", len(fixtures), unit="fixture", long_from=2) as bar:
+        for path in fixtures:
+            bar.describe(path.name)
+            results.append(replay_sync(path, update=update))
+            bar.advance()
     failed = [result for result in results if not result.ok]
     for result in failed:
         print(f"=== {result.name}: FAILED ({result.seconds:.1f} s)\n{result.report()}")

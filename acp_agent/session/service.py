@@ -276,6 +276,15 @@ class Session(Generic[Obs]):
     def journal_path(self) -> Path:
         return journal_path(session_dir(self._sessions.state_dir, self.id))
 
+    @property
+    def state_dir(self) -> Path:
+        return self._sessions.state_dir
+
+    @property
+    def title(self) -> str | None:
+        """The session's title as it stands (the client's, the model's or the first prompt's)."""
+        return self.actor.title
+
     def set_roots(self, roots: Sequence[Path]) -> None:
         """The extra roots the session's file tools may use, besides its cwd."""
         self.actor.deps.tools.set_roots(roots)

@@ -4,16 +4,19 @@ The pattern is matched against each file's path relative to ``path`` (default th
 directory inside the session roots), segment by segment with ``fnmatch`` rules, case-sensitive:
 ``*``, ``?`` and ``[...]`` never cross a ``/``; a ``**`` segment matches any number of
 directories, none included (``**/*.py`` is every Python file, ``src/*.py`` only those directly
-in ``src``). Names starting with a dot match like any other. Only files are answered (a link to
-a file counts when its target stays inside the roots), not directories.
+in ``src``). Names starting with a dot match like any other. Only files are answered, not
+directories.
 
-The walk is ``search.py``'s: sorted, not following directory links, skipping the same
-version-control and tool caches (``SKIP_DIRS``: ``.git`` ...), pruned at the pattern's depth
-when it has no ``**``, at most ``MAX_SCANNED`` entries. Results are sorted by modification time,
-newest first (what changed last is what the model most likely wants), then by path; at most
-``MAX_RESULTS`` paths (relative to the cwd when inside it), the rest counted. A worker thread
-that stops once the call is cancelled. Local disk (ACP has no listing in the client's file
-system).
+The walk is rg's (``rg --files``, ``ripgrep.py``), as ``search``'s but with hidden files: files
+ignored by ``.gitignore``, ``.ignore`` or ``.git/info/exclude`` are skipped, so are the
+version-control and tool caches (``ripgrep.SKIP_DIRS``: ``.git`` ...) and links (rg lists no
+links); in sorted path order, no deeper than the pattern when it has no ``**``, at most
+``MAX_SCANNED`` files (rg is killed past them). Without rg the walk is Python's ``os.walk``
+(sorted, not following directory links, the same caches skipped, a link to a file counted
+when its target stays inside the roots), and the result ends with ``ripgrep.NOT_FILTERED``.
+Results are sorted by modification time, newest first (what changed last is what the model
+most likely wants), then by path; at most ``MAX_RESULTS`` paths (relative to the cwd when
+inside it), the rest counted. Local disk (ACP has no listing in the client's file system).
 """
 
 from __future__ import annotations
@@ -28,6 +31,7 @@ import anyio
 import msgspec
 
 from acp_agent.content import TextContent
+from acp_agent.tools import ripgrep
 from acp_agent.tools.args import located, parse, string
 from acp_agent.tools.base import (
     Location,
@@ -37,7 +41,7 @@ from acp_agent.tools.base import (
     ToolOutput,
     confine,
 )
-from acp_agent.tools.search import SKIP_DIRS
+from acp_agent.tools.ripgrep import SKIP_DIRS
 
 NAME = "glob"
 MAX_RESULTS = 200
@@ -54,7 +58,8 @@ class Glob:
     name = NAME
     description = (
         "Find files by glob pattern (`**` spans directories: `src/**/test_*.py`). Paths, "
-        f"newest first, at most {MAX_RESULTS}; `.git` and `node_modules` are skipped."
+        f"newest first, at most {MAX_RESULTS}; what .gitignore/.ignore exclude, `.git` and "
+        "`node_modules` are skipped."
     )
     kind = ToolKind.SEARCH
     parameters: dict[str, object] = {  # noqa: RUF012 - a JSON schema, read only
@@ -82,10 +87,15 @@ class Glob:
             raise ToolError(f"{NAME}: {top} is not a directory")
         roots = tuple(root.resolve() for root in ctx.all_roots())
         walk = _Walk(segments, top, ctx.cwd.resolve(), roots)
-        try:
-            await anyio.to_thread.run_sync(walk.run, abandon_on_cancel=True)
-        finally:
-            walk.stop.set()
+        rg = ripgrep.find_rg()
+        if rg is not None:
+            await walk.run_rg(rg)
+        else:
+            walk.unfiltered = True
+            try:
+                await anyio.to_thread.run_sync(walk.run, abandon_on_cancel=True)
+            finally:
+                walk.stop.set()
         return ToolOutput([TextContent(text=walk.report(args.pattern))])
 
 
@@ -130,6 +140,31 @@ class _Walk(msgspec.Struct):
     found: list[tuple[float, str]] = msgspec.field(default_factory=list)
     scanned: int = 0
     stopped: str | None = None
+    matched: list[Path] = msgspec.field(default_factory=list)
+    unfiltered: bool = False
+    """Walked in Python for want of rg: ignore files were not applied."""
+
+    async def run_rg(self, rg: str) -> None:
+        argv = [rg, "--files", "--hidden", "--null", "--sort", "path"]
+        if "**" not in self.segments:
+            argv += ["--max-depth", str(len(self.segments))]
+        argv += [*ripgrep.walk_flags(self.top), "--", str(self.top)]
+        await ripgrep.run_rg(argv, self.top, self._listed, separator=b"\0")
+        matched, self.matched = self.matched, []
+        await anyio.to_thread.run_sync(self._add_all, matched)
+
+    def _listed(self, record: bytes) -> bool:
+        """One path rg listed; whether to read on."""
+        path = Path(os.fsdecode(record))
+        if not path.is_relative_to(self.top):
+            return True
+        self.scanned += 1
+        if self.scanned > MAX_SCANNED:
+            self.stopped = f"stopped after scanning {MAX_SCANNED} entries"
+            return False
+        if matches(self.segments, path.relative_to(self.top).parts):
+            self.matched.append(path)  # stat-ed in a worker thread, once rg is done
+        return True
 
     def run(self) -> None:
         depth = None if "**" in self.segments else len(self.segments)
@@ -148,6 +183,10 @@ class _Walk(msgspec.Struct):
                 if matches(self.segments, (*here, name)):
                     self._add(Path(directory, name))
 
+    def _add_all(self, paths: list[Path]) -> None:
+        for path in paths:
+            self._add(path)
+
     def _add(self, path: Path) -> None:
         """A file whose name matched: kept if it is a file (a link's target too) inside the
         roots."""
@@ -164,15 +203,18 @@ class _Walk(msgspec.Struct):
         return str(path.relative_to(self.cwd)) if path.is_relative_to(self.cwd) else str(path)
 
     def report(self, pattern: str) -> str:
+        unfiltered = [ripgrep.NOT_FILTERED] if self.unfiltered else []
         if not self.found:
             hint = "" if "/" in pattern else f" (for every depth, try **/{pattern})"
-            note = f" [{self.stopped}]" if self.stopped else ""
-            return f"no files match {pattern!r} in {self.top}{hint}{note}"
+            why = [self.stopped] if self.stopped else []
+            shown_notes = "".join(f" [{note}]" for note in [*why, *unfiltered])
+            return f"no files match {pattern!r} in {self.top}{hint}{shown_notes}"
         ordered = sorted(self.found, key=lambda item: (-item[0], item[1]))
         lines = [shown_path for _, shown_path in ordered[:MAX_RESULTS]]
-        notes = []
+        notes: list[str] = []
         if len(ordered) > MAX_RESULTS:
             notes.append(f"{len(ordered) - MAX_RESULTS} more files match; narrow the pattern")
         if self.stopped:
             notes.append(f"{self.stopped}; narrow `path` for more")
+        notes += unfiltered
         return "\n".join([*lines, *(f"[{n}]" for n in notes)])

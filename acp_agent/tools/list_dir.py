@@ -7,6 +7,11 @@ tools refuse it; ``files.py``). Bounded: at most ``MAX_ENTRIES`` lines and ``MAX
 characters, the rest counted; memory too (the first entries by name are kept in a heap, not the
 whole directory in a list). Listing opens no entry, so it never blocks on a pipe. Read from the
 local disk: ACP has no directory listing for the client's file system.
+
+Entries that ``.gitignore``, ``.ignore`` or ``.git/info/exclude`` exclude are left out, as
+``search`` and ``glob`` leave them out (rg decides: ``ripgrep.ignored_entries``), and counted
+in a last line; hidden entries are listed. Without rg every entry is listed and the result
+ends with ``ripgrep.NOT_FILTERED``.
 """
 
 from __future__ import annotations
@@ -20,6 +25,7 @@ import anyio
 import msgspec
 
 from acp_agent.content import TextContent
+from acp_agent.tools import ripgrep
 from acp_agent.tools.args import located, parse, string
 from acp_agent.tools.base import (
     Location,
@@ -61,14 +67,22 @@ class ListDir:
 
     async def run(self, arguments: dict[str, object], ctx: ToolContext) -> ToolOutput:
         path = confine(parse(arguments, ListDirArgs, NAME).path, ctx)
-        lines = await anyio.to_thread.run_sync(_listing, path)
+        rg = ripgrep.find_rg()
+        ignored: set[str] | None = None
+        if rg is not None and path.is_dir():
+            ignored = await ripgrep.ignored_entries(rg, path)
+        lines = await anyio.to_thread.run_sync(_listing, path, ignored)
         return ToolOutput([TextContent(text="\n".join(lines))])
 
 
-def _listing(path: Path) -> list[str]:
-    total, entries = _first_entries(path)
+def _listing(path: Path, ignored: set[str] | None) -> list[str]:
+    """``ignored``: the names left out; ``None`` when rg could not say (none left out)."""
+    total, entries = _first_entries(path, ignored or set())
+    notes = [f"[{ripgrep.NOT_FILTERED}]"] if ignored is None else []
+    if ignored:
+        notes.insert(0, f"[{len(ignored)} ignored entries (.gitignore, .ignore) not shown]")
     if not entries:
-        return [f"{path}: (empty directory)"]
+        return [f"{path}: (empty directory)", *notes]
     lines: list[str] = []
     chars = 0
     for entry in entries:
@@ -79,15 +93,17 @@ def _listing(path: Path) -> list[str]:
         chars += len(line) + 1
     if total > len(lines):
         lines.append(f"[{total - len(lines)} more entries not shown]")
-    return lines
+    return lines + notes
 
 
-def _first_entries(path: Path) -> tuple[int, list[os.DirEntry[str]]]:
-    """How many entries ``path`` has, and the first ``MAX_ENTRIES`` of them by name."""
+def _first_entries(path: Path, ignored: set[str]) -> tuple[int, list[os.DirEntry[str]]]:
+    """How many entries ``path`` has (those named in ``ignored`` aside), and the first
+    ``MAX_ENTRIES`` of them by name."""
     counter = itertools.count()
     try:
         with os.scandir(path) as scan:
-            counted = (entry for entry, _ in zip(scan, counter, strict=False))
+            kept = (entry for entry in scan if entry.name not in ignored)
+            counted = (entry for entry, _ in zip(kept, counter, strict=False))
             first = heapq.nsmallest(MAX_ENTRIES, counted, key=lambda entry: entry.name)
     except FileNotFoundError as exc:
         raise ToolError(f"{NAME}: no such directory: {path}") from exc

@@ -13,11 +13,15 @@ from acp_agent.tools.run_command import RunCommand
 from acp_agent.tools.search import Search
 from acp_agent.tools.todo import TodoWrite
 from acp_agent.tools.web_fetch import WebFetch
+from acp_agent.tools.web_settings import WebFetchSettings
 from acp_agent.tools.write_file import WriteFile
 
 
-def coding_tools(*, ask_user: bool = False) -> list[Tool]:
-    """``ask_user``: the client renders elicitation forms (``elicitation.form``)."""
+def coding_tools(
+    *, ask_user: bool = False, web_fetch: WebFetchSettings | None = None
+) -> list[Tool]:
+    """``ask_user``: the client renders elicitation forms (``elicitation.form``);
+    ``web_fetch``: the config file's ``[web_fetch]`` table (``web_settings.py``)."""
     tools: list[Tool] = [
         ReadFile(),
         ListDir(),
@@ -28,7 +32,7 @@ def coding_tools(*, ask_user: bool = False) -> list[Tool]:
         MultiEdit(),
         RunCommand(),
         TodoWrite(),
-        WebFetch(),
+        WebFetch(web_fetch),
         ExitPlanMode(),
     ]
     if not ask_user:

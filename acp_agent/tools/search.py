@@ -1,16 +1,26 @@
 """``search {pattern, path?, glob?, ignore_case?, max_results?}``: a regex over workspace files.
 
-Walks ``path`` (default the cwd; inside the session roots) in sorted order without following
-directory links, skipping version-control and tool caches (``SKIP_DIRS``), files over
-``MAX_FILE_BYTES``, files that look binary (a NUL byte in the first 8 KiB), files whose real
-path leaves the roots and whatever is not a regular file (a pipe, socket or device: files are
-opened only through ``files.open_regular``, which never blocks and lets the opened descriptor
-decide; a ``path`` naming one is refused). Each match is one line ``path:line: text`` (path
-relative to the cwd when it is inside it), a line clipped at ``MAX_LINE_CHARS``. Output is
-bounded: at most ``max_results`` matches (default 100, at most 500), ``MAX_OUTPUT_CHARS``
-characters and ``MAX_FILES`` files scanned; the result says when it stopped early. Python ``re``
-syntax. Reads the local disk (ACP has no search in the client's file system); runs in a worker
-thread that stops at the next file once the call is cancelled.
+Walks ``path`` (default the cwd; inside the session roots) with ripgrep (``ripgrep.py``), as a
+user's own ``rg`` would: files ignored by ``.gitignore``, ``.ignore`` or ``.git/info/exclude``
+are skipped, and so are hidden files and directories (names starting with a dot: name one as
+``path`` to search it), binary files, files over ``MAX_FILE_BYTES``, directory and file links
+(never followed), whatever is not a regular file, and the version-control and tool caches
+``ripgrep.SKIP_DIRS`` even when nothing ignores them. Files are searched in sorted path order,
+so the first matches are always the same ones. Each match is one line ``path:line: text``
+(path relative to the cwd when it is inside it), a line clipped at ``MAX_LINE_CHARS``. Output
+is bounded: at most ``max_results`` matches (default 100, at most 500) and
+``MAX_OUTPUT_CHARS`` characters; rg is killed once they are reached, and the result says it
+stopped early.
+
+The pattern is checked with Python ``re`` first (a bad one is refused as before). rg's regex
+dialect is Rust's, which lacks look-around and back-references; for such a pattern rg only
+lists the files (the same walk) and Python ``re`` searches them, at most ``MAX_FILES``. Where
+no ``rg`` exists, the Python walker does everything as it did before ripgrep: sorted
+``os.walk``, ``SKIP_DIRS`` skipped, at most ``MAX_FILES`` files, a NUL byte in the first 8 KiB
+meaning binary, and the result ends with ``ripgrep.NOT_FILTERED``. A ``path`` naming one file
+is searched in Python too (it must be a regular file: files are opened only through
+``files.open_regular``, which never blocks). Reads the local disk (ACP has no search in the
+client's file system).
 """
 
 from __future__ import annotations
@@ -19,12 +29,14 @@ import fnmatch
 import os
 import re
 import threading
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 
 import anyio
 import msgspec
 
 from acp_agent.content import TextContent
+from acp_agent.tools import ripgrep
 from acp_agent.tools.args import located, parse, string
 from acp_agent.tools.base import (
     Location,
@@ -35,18 +47,17 @@ from acp_agent.tools.base import (
     confine,
 )
 from acp_agent.tools.files import open_regular
+from acp_agent.tools.ripgrep import SKIP_DIRS
 
 NAME = "search"
-SKIP_DIRS = frozenset(
-    {".git", ".hg", ".svn", "node_modules", "__pycache__", ".venv", "venv", ".tox", ".mypy_cache",
-     ".ruff_cache", ".pytest_cache"}
-)  # fmt: skip
 DEFAULT_RESULTS = 100
 MAX_RESULTS = 500
 MAX_FILES = 20_000
 MAX_FILE_BYTES = 2 << 20
 MAX_LINE_CHARS = 300
 MAX_OUTPUT_CHARS = 64 << 10
+_RG_COLUMNS = 2000  # rg prints at most this many bytes of a line; more than MAX_LINE_CHARS shows
+_RG_DIALECT = (b"regex parse error", b"not allowed in a regex")
 
 
 class SearchArgs(msgspec.Struct, frozen=True):
@@ -60,9 +71,9 @@ class SearchArgs(msgspec.Struct, frozen=True):
 class Search:
     name = NAME
     description = (
-        "Search file contents with a regular expression (Python syntax) under `path` (default "
-        "the working directory). `glob` filters file names (e.g. `*.py`). Returns "
-        "`path:line: text` lines, bounded."
+        "Search file contents with a regular expression under `path` (default the working "
+        "directory), skipping what .gitignore/.ignore exclude, hidden and binary files. "
+        "`glob` filters file names (e.g. `*.py`). Returns `path:line: text` lines, bounded."
     )
     kind = ToolKind.SEARCH
     parameters: dict[str, object] = {  # noqa: RUF012 - a JSON schema, read only
@@ -104,11 +115,67 @@ class Search:
             args.glob,
             max(1, min(args.max_results, MAX_RESULTS)),
         )
-        try:
-            await anyio.to_thread.run_sync(walk.run, abandon_on_cancel=True)
-        finally:
-            walk.stop.set()
+        rg = ripgrep.find_rg()
+        if rg is not None and walk.top.is_dir():
+            await _RgSearch(walk, rg, args).run()
+        else:
+            walk.unfiltered = rg is None and walk.top.is_dir()
+            await _in_thread(walk, walk.run)
         return ToolOutput([TextContent(text=walk.report(args.pattern))])
+
+
+async def _in_thread(walk: _Walk, work: Callable[[], None]) -> None:
+    try:
+        await anyio.to_thread.run_sync(work, abandon_on_cancel=True)
+    finally:
+        walk.stop.set()
+
+
+class _RgSearch(msgspec.Struct):
+    """The walk and the search by rg; or, for a pattern outside rg's dialect, the walk by rg
+    (``--files``) and the search by ``_Walk`` in Python."""
+
+    walk: _Walk
+    rg: str
+    args: SearchArgs
+
+    async def run(self) -> None:
+        argv = [*self._walk_argv(), "--null", "--line-number", "--with-filename", "--no-heading"]
+        argv += ["--max-columns", str(_RG_COLUMNS), "--max-columns-preview"]
+        argv += ["--ignore-case"] if self.args.ignore_case else ["--case-sensitive"]
+        argv += ["--regexp", self.args.pattern, "--", str(self.walk.top)]
+        ran = await ripgrep.run_rg(argv, self.walk.top, self._match)
+        if ran.code == 2 and not self.walk.lines and any(w in ran.stderr for w in _RG_DIALECT):
+            await self._python_regex()
+        elif ran.code == 2 and not self.walk.lines:
+            self.walk.trouble = ran.stderr.decode("utf-8", "replace").strip().split("\n")[0]
+
+    def _walk_argv(self) -> list[str]:
+        argv = [self.rg, "--sort", "path", "--max-filesize", str(MAX_FILE_BYTES)]
+        if self.args.glob is not None:
+            argv += ["--glob", self.args.glob]
+        return argv + ripgrep.walk_flags(self.walk.top)
+
+    def _match(self, record: bytes) -> bool:
+        """One ``path\0line:text`` record; whether to read on."""
+        path, nul, rest = record.partition(b"\0")
+        number, colon, line = rest.partition(b":")
+        shown = os.fsdecode(path)
+        if nul and colon and number.isdigit() and os.path.isabs(shown):
+            text = line.decode("utf-8", "replace").rstrip("\r")
+            self.walk.add(f"{self.walk.shown(Path(shown))}:{int(number)}: {_clip(text)}")
+        return self.walk.stopped is None
+
+    async def _python_regex(self) -> None:
+        files: list[Path] = []
+
+        def listed(record: bytes) -> bool:
+            files.append(Path(os.fsdecode(record)))
+            return len(files) <= MAX_FILES
+
+        argv = [*self._walk_argv(), "--files", "--null", "--", str(self.walk.top)]
+        await ripgrep.run_rg(argv, self.walk.top, listed, separator=b"\0")
+        await _in_thread(self.walk, lambda: self.walk.search_files(files))
 
 
 class _Walk(msgspec.Struct):
@@ -123,18 +190,29 @@ class _Walk(msgspec.Struct):
     chars: int = 0
     files: int = 0
     stopped: str | None = None
+    unfiltered: bool = False
+    """Walked in Python for want of rg: ignore files were not applied."""
+    trouble: str | None = None
+    """What rg said when it failed and found nothing."""
 
     def run(self) -> None:
         if not self.top.is_dir():
             self._search_named(self.top)
             return
+        self.search_files(self._walked())
+
+    def _walked(self) -> Iterator[Path]:
         for directory, dirs, names in os.walk(self.top):
             dirs[:] = sorted(d for d in dirs if d not in SKIP_DIRS)
             for name in sorted(names):
-                if self.stopped or self.stop.is_set():
-                    return
                 if self.glob is None or fnmatch.fnmatch(name, self.glob):
-                    self._search_file(Path(directory, name))
+                    yield Path(directory, name)
+
+    def search_files(self, paths: Iterable[Path]) -> None:
+        for path in paths:
+            if self.stopped or self.stop.is_set():
+                return
+            self._search_file(path)
 
     def _search_named(self, path: Path) -> None:
         """``path`` named by the call: a missing or non-regular file is an error, not a skip."""
@@ -156,7 +234,7 @@ class _Walk(msgspec.Struct):
             return
         for number, line in enumerate(text.split("\n"), 1):
             if self.regex.search(line):
-                self._add(f"{self._shown(path)}:{number}: {_clip(line.rstrip(chr(13)))}")
+                self.add(f"{self.shown(path)}:{number}: {_clip(line.rstrip(chr(13)))}")
                 if self.stopped:
                     return
 
@@ -177,7 +255,7 @@ class _Walk(msgspec.Struct):
             return None
         return data.decode("utf-8", "replace")
 
-    def _add(self, line: str) -> None:
+    def add(self, line: str) -> None:
         if self.chars + len(line) + 1 > MAX_OUTPUT_CHARS:
             self.stopped = f"output limit of {MAX_OUTPUT_CHARS} characters reached"
             return
@@ -186,14 +264,18 @@ class _Walk(msgspec.Struct):
         if len(self.lines) >= self.max_results:
             self.stopped = f"showing the first {self.max_results} matches"
 
-    def _shown(self, path: Path) -> str:
+    def shown(self, path: Path) -> str:
         return str(path.relative_to(self.cwd)) if path.is_relative_to(self.cwd) else str(path)
 
     def report(self, pattern: str) -> str:
+        notes = [f"[{ripgrep.NOT_FILTERED}]"] if self.unfiltered else []
+        if self.trouble:
+            notes.append(f"[{self.trouble}]")
         if not self.lines:
-            return f"no matches for /{pattern}/ in {self.top}"
-        note = f"\n[{self.stopped}; narrow the search for more]" if self.stopped else ""
-        return "\n".join(self.lines) + note
+            return " ".join([f"no matches for /{pattern}/ in {self.top}", *notes])
+        if self.stopped:
+            notes.insert(0, f"[{self.stopped}; narrow the search for more]")
+        return "\n".join([*self.lines, *notes])
 
 
 def _clip(line: str) -> str:

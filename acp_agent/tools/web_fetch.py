@@ -1,4 +1,4 @@
-"""``web_fetch {url}``: an HTTP(S) GET, answered as text (HTML reduced to light markdown).
+"""``web_fetch {url}``: an HTTP(S) GET, answered as text (HTML as Markdown).
 
 Theory of operation
 -------------------
@@ -11,14 +11,20 @@ host — so a page cannot redirect the call to a host the user never allowed.
 
 Bounds: at most ``MAX_BYTES`` of (decoded) body are read, the rest is not downloaded; the
 requests together get ``TIMEOUT_S`` of network time (waiting for the user's answer does not
-count); the text out is at most ``MAX_TEXT_CHARS``, with a note when cut. ``httpx`` (and
-``html.parser``) are imported when first needed, not at start-up. The body is decoded with the
-response's charset (else UTF-8, bad bytes replaced); ``text/html`` and XHTML are reduced by
-``html_text.py``; other ``text/*``, JSON, XML and JavaScript pass as they are; anything else
+count); the text out is at most ``MAX_TEXT_CHARS``, with a note when cut. ``httpx`` (and the
+HTML-to-Markdown library) are imported when first needed, not at start-up. The body is decoded
+with the response's charset (else UTF-8, bad bytes replaced); ``text/html`` and XHTML become
+Markdown (``html_markdown.py``: headings, links, code blocks and tables kept; scripts and
+navigation dropped); other ``text/*``, JSON, XML and JavaScript pass as they are; anything else
 (an image, a PDF, a zip) is refused with its type and size, since the model cannot read it as
-text. A status of 400 or more is an error result, with the (bounded) body. Private and
-loopback addresses are not refused: the user approves each host (the tests fetch from
-127.0.0.1).
+text. A status of 400 or more is an error result, with the (bounded) body.
+
+Addresses: each hop's host is resolved once, every address it resolves to is checked, and the
+request goes to the checked address with the ``Host`` header and TLS server name set to the
+host (``web_address.py``): loopback, private, link-local and cloud-metadata addresses are
+refused, whatever the mode and the user's permission, unless the config file's ``[web_fetch]
+allow_private = true`` (``WebFetchSettings``, given to the tool by the door that builds it).
+Proxies named by the environment are not used: a proxy would connect where it likes.
 """
 
 from __future__ import annotations
@@ -36,9 +42,12 @@ from acp_agent.tools.args import parse, string
 from acp_agent.tools.base import Location, ToolContext, ToolError, ToolKind, ToolOutput
 from acp_agent.tools.guard import authorize
 from acp_agent.tools.permissions import Action
+from acp_agent.tools.web_settings import WebFetchSettings
 
 if TYPE_CHECKING:
     import httpx
+
+    from acp_agent.tools.web_address import Judge, Resolver
 
 NAME = "web_fetch"
 MAX_BYTES = 256 << 10
@@ -67,9 +76,13 @@ class _Page(msgspec.Struct, frozen=True):
 
 
 class WebFetch:
+    """``settings``: the ``[web_fetch]`` table; ``resolve`` and ``judge``: the name resolver
+    and the address judgement (seams for tests; default the system's resolver and
+    ``web_address.refusal``)."""
+
     name = NAME
     description = (
-        "GET an http(s) URL as text (HTML reduced to text with links; at most "
+        "GET an http(s) URL as text (HTML as Markdown; at most "
         f"{MAX_TEXT_CHARS // 1024} KiB). The user may be asked to allow each site."
     )
     kind = ToolKind.FETCH
@@ -78,6 +91,16 @@ class WebFetch:
         "properties": {"url": {"type": "string", "description": "an http:// or https:// URL"}},
         "required": ["url"],
     }
+
+    def __init__(
+        self,
+        settings: WebFetchSettings | None = None,
+        resolve: Resolver | None = None,
+        judge: Judge | None = None,
+    ) -> None:
+        self.settings = settings or WebFetchSettings()
+        self.resolve = resolve
+        self.judge = judge
 
     def title(self, arguments: dict[str, object]) -> str:
         url = string(arguments, "url")
@@ -93,12 +116,19 @@ class WebFetch:
         checked_host(url)
         import httpx  # lazily: start-up time matters
 
+        from acp_agent.tools.web_address import refusal, system_resolver
+
         headers = {"User-Agent": f"acp-agent/{__version__}", "Accept": ACCEPT}
+        allow = self.settings.allow_private
+        hops = _Hops(allow, self.resolve or system_resolver, self.judge or refusal)
         try:
             async with httpx.AsyncClient(
-                follow_redirects=False, timeout=httpx.Timeout(TIMEOUT_S), headers=headers
+                follow_redirects=False,
+                timeout=httpx.Timeout(TIMEOUT_S),
+                headers=headers,
+                trust_env=False,
             ) as client:
-                page = await _fetch(client, url, ctx)
+                page = await hops.fetch(client, url, ctx)
         except (httpx.HTTPError, httpx.InvalidURL) as exc:
             why = str(exc) or "the request failed"
             raise ToolError(f"{NAME}: {url}: {type(exc).__name__}: {why}") from exc
@@ -122,33 +152,67 @@ def checked_host(url: str) -> str:
     return host.lower()
 
 
-async def _fetch(client: httpx.AsyncClient, url: str, ctx: ToolContext) -> _Page:
-    """Follow up to ``MAX_REDIRECTS`` redirects by hand, asking for each new host."""
-    allowed: set[str] = set()
-    budget = TIMEOUT_S
-    for _ in range(MAX_REDIRECTS + 1):
-        host = checked_host(url)
-        if host not in allowed:
-            await authorize(ctx, Action.FETCH, f"fetch:{host}", f"fetches from {host}")
-            allowed.add(host)
-        started = anyio.current_time()
-        with anyio.move_on_after(budget) as deadline:
-            page, location = await _get(client, url)
-        if deadline.cancelled_caught:
-            raise ToolError(f"{NAME}: {url}: timed out after {TIMEOUT_S:g} s")
-        budget -= anyio.current_time() - started
-        if location is None:
-            return page
-        url = urljoin(url, location)
-    raise ToolError(f"{NAME}: more than {MAX_REDIRECTS} redirects; the last pointed to {url}")
+class _Hops(msgspec.Struct, frozen=True):
+    """The requests of one call: the first URL and the redirects after it."""
+
+    allow_private: bool
+    resolve: Resolver
+    judge: Judge
+
+    async def fetch(self, client: httpx.AsyncClient, url: str, ctx: ToolContext) -> _Page:
+        """Follow up to ``MAX_REDIRECTS`` redirects by hand, asking for each new host and
+        checking each hop's address."""
+        allowed: set[str] = set()
+        budget = TIMEOUT_S
+        for _ in range(MAX_REDIRECTS + 1):
+            host = checked_host(url)
+            if host not in allowed:
+                await authorize(ctx, Action.FETCH, f"fetch:{host}", f"fetches from {host}")
+                allowed.add(host)
+            started = anyio.current_time()
+            with anyio.move_on_after(budget) as deadline:
+                page, location = await self._hop(client, url)
+            if deadline.cancelled_caught:
+                raise ToolError(f"{NAME}: {url}: timed out after {TIMEOUT_S:g} s")
+            budget -= anyio.current_time() - started
+            if location is None:
+                return page
+            url = urljoin(url, location)
+        raise ToolError(f"{NAME}: more than {MAX_REDIRECTS} redirects; the last pointed to {url}")
+
+    async def _hop(self, client: httpx.AsyncClient, url: str) -> tuple[_Page, str | None]:
+        import httpx
+
+        from acp_agent.tools.web_address import AddressRefused, checked_address
+
+        target = httpx.URL(url)
+        host = target.raw_host.decode("ascii")
+        port = target.port or (443 if target.scheme == "https" else 80)
+        try:
+            address = await checked_address(
+                host, port, allow_private=self.allow_private, resolve=self.resolve, judge=self.judge
+            )
+        except AddressRefused as exc:
+            raise ToolError(f"{NAME}: refused {url}: {exc}") from exc
+        except OSError as exc:
+            raise ToolError(f"{NAME}: {url}: cannot resolve {host}: {exc}") from exc
+        pinned = target.copy_with(host=str(address))
+        headers = {"Host": target.netloc.decode("ascii")}
+        request = client.build_request(
+            "GET", pinned, headers=headers, extensions={"sni_hostname": host}
+        )
+        return await _get(client, request, url)
 
 
-async def _get(client: httpx.AsyncClient, url: str) -> tuple[_Page, str | None]:
+async def _get(
+    client: httpx.AsyncClient, request: httpx.Request, url: str
+) -> tuple[_Page, str | None]:
     """One GET: the page (body read up to ``MAX_BYTES``), or where it redirects."""
-    async with client.stream("GET", url) as response:
+    response = await client.send(request, stream=True)
+    try:
         location = response.headers.get("location")
         if response.status_code in _REDIRECTS and location:
-            return _page(response, b"", cut=False), location
+            return _page(url, response, b"", cut=False), location
         body, cut = bytearray(), False
         async for chunk in response.aiter_bytes():
             body += chunk
@@ -156,13 +220,16 @@ async def _get(client: httpx.AsyncClient, url: str) -> tuple[_Page, str | None]:
                 del body[MAX_BYTES:]
                 cut = True
                 break
-        return _page(response, bytes(body), cut), None
+        return _page(url, response, bytes(body), cut), None
+    finally:
+        await response.aclose()
 
 
-def _page(response: httpx.Response, body: bytes, cut: bool) -> _Page:
+def _page(url: str, response: httpx.Response, body: bytes, cut: bool) -> _Page:
+    """``url``: the hop's URL as the model knows it (the request went to its address)."""
     content_type = response.headers.get("content-type", "")
     return _Page(
-        str(response.url),
+        url,
         response.status_code,
         response.reason_phrase,
         content_type.split(";")[0].strip().lower(),
@@ -200,9 +267,12 @@ def _text(page: _Page) -> str:
     decoded = page.body.decode(_codec(page.charset), "replace")
     if kind not in _HTML_TYPES:
         return decoded
-    from acp_agent.tools.html_text import html_to_text  # html.parser: only when a page is HTML
+    from acp_agent.tools.html_markdown import ConversionFailed, html_to_markdown_text
 
-    return html_to_text(decoded, page.url)
+    try:  # the library is imported only when a page is HTML
+        return html_to_markdown_text(decoded, page.url)
+    except ConversionFailed as exc:
+        raise ToolError(f"{NAME}: {page.url}: the HTML could not be read: {exc}") from exc
 
 
 def _codec(charset: str | None) -> str:

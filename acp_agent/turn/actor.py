@@ -55,6 +55,7 @@ from acp_agent.journal.events import (
     SessionHeader,
     Source,
     SourceKind,
+    StepUsage,
     ToolCallPart,
     TurnEnd,
     UserMessage,
@@ -520,6 +521,7 @@ class SessionActor:
         messages = self._history.messages(self.entries)
         stop = ModelStop.END_TURN
         details: tuple[msgspec.Raw, ...] = ()
+        used: StepUsage | None = None
         events: AsyncIterator[StreamEvent] | None = None
         try:
             with scope:
@@ -538,6 +540,7 @@ class SessionActor:
                         case ToolCallReady(call=call):
                             parts.tool_call(call)
                         case Usage() as usage:
+                            used = _step_usage(usage, used)
                             self._count(usage)
                             await self.observer.usage(usage, self.deps.context_window)
                         case Finish(stop=finish, reasoning_details=details):
@@ -553,7 +556,7 @@ class SessionActor:
             await aclose_stream(events)
         if scope.cancelled_caught:
             stop = ModelStop.CANCELLED
-        await self._report(ModelDone(ticket, message_id, parts.build(), stop, details))
+        await self._report(ModelDone(ticket, message_id, parts.build(), stop, details, used))
 
     def _count(self, usage: Usage) -> None:
         counts = TurnUsage(
@@ -616,3 +619,10 @@ class SessionActor:
 
 
 __all__ = ["Finished", "SessionActor", "StopReason"]
+
+
+def _step_usage(usage: Usage, before: StepUsage | None) -> StepUsage:
+    """A request's usage for its journaled message (added up, should a provider report twice)."""
+    counts = (usage.input_tokens, usage.output_tokens, usage.reasoning_tokens, usage.cached_tokens)
+    now = StepUsage(*counts, cost=usage.cost)
+    return now if before is None else before.plus(now)

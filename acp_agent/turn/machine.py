@@ -349,7 +349,12 @@ def _model_done(state: State, input_: Input) -> Result:
     effects: list[Effect] = []
     if parts:
         message = AssistantMessage(
-            state.turn, state.step, input_.message_id, list(parts), input_.reasoning_details
+            state.turn,
+            state.step,
+            input_.message_id,
+            list(parts),
+            input_.reasoning_details,
+            input_.usage,
         )
         effects.append(Append(message))
     calls = tuple(p for p in parts if isinstance(p, ToolCallPart))

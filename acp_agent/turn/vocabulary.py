@@ -19,6 +19,7 @@ from acp_agent.journal.events import (
     CompactionReason,
     Event,
     Source,
+    StepUsage,
     ToolCallPart,
     UserMessage,
 )
@@ -126,6 +127,8 @@ class ModelDone(msgspec.Struct, frozen=True):
     stop: ModelStop = ModelStop.END_TURN
     reasoning_details: tuple[msgspec.Raw, ...] = ()
     """What the provider wants back with this answer (``Finish.reasoning_details``)."""
+    usage: StepUsage | None = None
+    """What the request used, as reported (``Usage``); journaled with the assistant message."""
 
 
 class ModelFailed(msgspec.Struct, frozen=True):

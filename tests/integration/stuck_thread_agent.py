@@ -28,6 +28,7 @@ from acp_agent.acp import wiring
 from acp_agent.content import TextContent
 from acp_agent.tools.base import Location, Tool, ToolContext, ToolKind, ToolOutput
 from acp_agent.tools.registry import coding_tools
+from acp_agent.tools.web_settings import WebFetchSettings
 
 PATH = Path(__file__).resolve()
 MARK_ENV = "ACP_AGENT_TEST_STUCK_MARK"
@@ -61,8 +62,8 @@ def command(*args: str) -> list[str]:
     return [sys.executable, str(PATH), *args]
 
 
-def _tools(*, ask_user: bool = False) -> list[Tool]:
-    return [*coding_tools(ask_user=ask_user), Stuck()]
+def _tools(*, ask_user: bool = False, web_fetch: WebFetchSettings | None = None) -> list[Tool]:
+    return [*coding_tools(ask_user=ask_user, web_fetch=web_fetch), Stuck()]
 
 
 if __name__ == "__main__":

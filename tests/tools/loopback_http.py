@@ -3,8 +3,10 @@
 Routes: ``/page.html`` (HTML with a title, a script and a link), ``/plain.txt``, ``/notes.md``
 (``text/markdown``), ``/big`` (1 MiB of text), ``/image.png`` (binary), ``/missing`` (404 with
 an HTML body), ``/redirect`` (302 to ``/page.html``), ``/loop`` (302 to itself), ``/elsewhere``
-(302 to the same server named ``localhost``, another host), ``/held`` (answers only once
-``release`` is set: a server that hangs). ``requests`` lists the paths asked, in order."""
+(302 to the same server named ``localhost``, another host), ``/to-metadata`` (302 to
+169.254.169.254), ``/to-internal`` (302 to the server named ``internal.test``), ``/held`` (answers only once
+``release`` is set: a server that hangs). ``requests`` lists the paths asked, in order,
+``hosts`` their ``Host`` headers."""
 
 from __future__ import annotations
 
@@ -27,6 +29,8 @@ BIG = 1 << 20
 class Loopback:
     port: int
     requests: list[str] = field(default_factory=list)
+    hosts: list[str | None] = field(default_factory=list)
+    """The ``Host`` header of each request."""
     release: threading.Event = field(default_factory=threading.Event)
 
     def url(self, path: str, host: str = "127.0.0.1") -> str:
@@ -40,6 +44,7 @@ def loopback_server() -> Iterator[Loopback]:
     class Handler(BaseHTTPRequestHandler):
         def do_GET(self) -> None:
             state.requests.append(self.path)
+            state.hosts.append(self.headers.get("Host"))
             route = ROUTES.get(self.path)
             if route is None:
                 self._send(404, "text/html", b"<p>Not <i>here</i></p>")
@@ -97,4 +102,10 @@ ROUTES: dict[str, Route] = {
     "/loop": _fixed(302, "text/html", b"/loop"),
     "/elsewhere": lambda state: (302, "text/html", state.url("/notes.md", "localhost").encode()),
     "/held": _fixed(200, "text/plain", b""),
+    "/to-metadata": _fixed(302, "text/html", b"http://169.254.169.254/latest/meta-data/"),
+    "/to-internal": lambda state: (
+        302,
+        "text/html",
+        state.url("/plain.txt", "internal.test").encode(),
+    ),
 }

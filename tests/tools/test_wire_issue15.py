@@ -159,6 +159,8 @@ async def test_multi_edit_glob_and_web_fetch_over_the_wire(
     tmp_path: Path, workspace: Path, state_dir: Path, agent_env: dict[str, str]
 ) -> None:
     (workspace / "a.py").write_text("x = 1\ny = 2\n", encoding="utf-8")
+    config = tmp_path / "config.toml"
+    config.write_text("[web_fetch]\nallow_private = true  # the test server is on loopback\n")
     client = RecordingClient(real_fs=True, permission="allow_always")
     with loopback_server() as server:
         edits = [
@@ -173,7 +175,8 @@ async def test_multi_edit_glob_and_web_fetch_over_the_wire(
             call("c4", "web_fetch", url=server.url("/notes.md")),
             call("c5", "web_fetch", url="file:///etc/passwd"),
         )
-        async with recorded_agent(client, serve_command(path), env=agent_env) as agent:
+        command = serve_command(path, "--config", str(config))
+        async with recorded_agent(client, command, env=agent_env) as agent:
             sid = await agent.handshake(workspace)
             await agent.prompt_text(sid, "go")
             updates = turn_updates(agent, sid, "go")
