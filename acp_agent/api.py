@@ -22,6 +22,10 @@ Tools: sessions get ``read_file`` unless ``tools=`` says otherwise (``acp_agent.
 .coding_tools()`` is the server's set; ``coding_tools(web_fetch=WebFetchSettings(allow_private=
 True))`` is the config file's ``[web_fetch]`` table, ``acp_agent/tools/web_settings.py``). Writes and commands are decided by each session's
 ``Permissions`` (``permissions=``; by default mode ``ask`` with nobody to ask, so they are refused).
+Permission rules: ``[permissions]``-style rules are given per session through ``permissions=``
+(``Permissions(rules=RuleBook(config_rules, state_dir).for_session(cwd))``); by default each
+session sees the project rules saved under ``state_dir``; ``/permissions [remove N]`` works as
+over ACP (``Session.rules`` holds them).
 Commands (``run_command``) run in the OS sandbox (``acp_agent/sandbox/``): ``sandbox=`` a
 ``Sandbox`` (its ``configured`` policy, what it hides, which credentials it drops); by default
 ``Sandbox(state_dir)``, the server's default policy with the state directory hidden.
@@ -51,6 +55,7 @@ from acp_agent.model.base import ModelProvider
 from acp_agent.model.registry import ModelCatalog
 from acp_agent.model.script import ScriptModel
 from acp_agent.model.window import DEFAULT_CONTEXT_WINDOW
+from acp_agent.permissions.book import RuleBook
 from acp_agent.sandbox.guard import Sandbox, SessionSandbox
 from acp_agent.session.crossref import snapshot
 from acp_agent.session.errors import (
@@ -150,7 +155,7 @@ class Agent:
         commands = sandbox or Sandbox(state_dir)
 
         def runner(header: SessionHeader) -> ToolRunner:
-            allowed = permissions(header) if permissions else Permissions(session_id=header.id)
+            allowed = permissions(header) if permissions else default_permissions(header)
             confined = SessionSandbox(commands)
             context = ToolContext(
                 header.id, Path(header.cwd), permissions=allowed, sandbox=confined
@@ -158,6 +163,10 @@ class Agent:
             chosen = tools(header) if tools else [ReadFile()]
             hooked = SessionToolHooks(hooks) if hooks else None
             return ToolRunner(chosen, context, tool_hooks or hooked)
+
+        def default_permissions(header: SessionHeader) -> Permissions:
+            rules = RuleBook(state_dir=state_dir).for_session(header.cwd)
+            return Permissions(session_id=header.id, rules=rules)
 
         def admit(header: SessionHeader) -> Admission:
             return admission or (hooks.admission_for(header.cwd) if hooks else AllowAll())

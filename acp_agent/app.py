@@ -30,6 +30,8 @@ from acp_agent.acp.schema import InitializeParams
 from acp_agent.hooks.bridge import HookSet, hooks_from
 from acp_agent.model.registry import ModelCatalog
 from acp_agent.options import Options
+from acp_agent.permissions.config import rules_from
+from acp_agent.permissions.rules import Rule
 from acp_agent.process.life import Life, finish
 from acp_agent.process.serving import Door, Ending, serve_sessions
 from acp_agent.process.setup import command_sandbox
@@ -61,13 +63,14 @@ async def serve_connection(
     initialized: InitializeParams | None = None,
     early: EarlySignals = no_early_signals,
     web_fetch: WebFetchSettings | None = None,
+    rules: tuple[Rule, ...] = (),
     sandbox: Sandbox | None = None,
 ) -> int:
     """Serve one connection; ``signals=False`` for an in-process server (tests).
     ``initialized``: the params of an ``initialize`` answered before the connection (``launch``);
     ``early``: the signals that came before the loop ran (``transport.prelude``)."""
     life = Life()
-    door = Door(options, models, hooks, prompt, web_fetch, sandbox)
+    door = Door(options, models, hooks, prompt, web_fetch, rules, sandbox)
     conn = Connection(source, sink, max_line_bytes=options.max_line_bytes)
 
     def make_sessions(tg: TaskGroup, wiring: Wiring[AcpObserver]) -> Sessions[AcpObserver]:
@@ -105,6 +108,7 @@ def serve_process(
     that came meanwhile."""
     logs.configure(options.log_level, options.log_file)
     hooks = hooks_from(config, options.config)
+    rules = rules_from(config, options.config)
     log.info("server_starting", model=models.default, state_dir=str(options.state_dir))
     web_fetch = web_fetch_settings_from(config, options.config)
     sandbox = command_sandbox(options, models, config)
@@ -114,6 +118,7 @@ def serve_process(
         initialized=initialized,
         early=early,
         web_fetch=web_fetch,
+        rules=rules,
         sandbox=sandbox,
     )
     source, sink = FdSource(fd_in, prefix=prefix), FdSink(fd_out)

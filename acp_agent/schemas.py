@@ -22,6 +22,7 @@ from acp_agent.hooks.protocol import HookInput, HookOutput
 from acp_agent.journal.events import EVENT_TYPES, SessionHeader
 from acp_agent.model.config import ProviderEntry
 from acp_agent.model.script import ScriptLine
+from acp_agent.permissions.config import PermissionsTable
 from acp_agent.session.system_prompt import AgentTable
 
 ROOT = Path(__file__).resolve().parent.parent / "schemas"
@@ -127,11 +128,13 @@ def extension_methods() -> Schema:
 
 
 class ConfigFileSchema(ConfigFile, frozen=True):
-    """The whole config file: hooks (``hooks/config.py``), providers (``model/config.py``) and
-    the agent's instructions (``session/system_prompt.py``)."""
+    """The whole config file: hooks (``hooks/config.py``), providers (``model/config.py``),
+    the agent's instructions (``session/system_prompt.py``) and the permission rules
+    (``permissions/config.py``)."""
 
     providers: dict[str, ProviderEntry] | None = None
     agent: AgentTable | None = None
+    permissions: PermissionsTable | None = None
 
 
 GENERATORS: dict[str, Callable[[], Schema]] = {

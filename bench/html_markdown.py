@@ -104,7 +104,7 @@ def html2text_lib(html: str, url: str) -> str:
     converter.body_width = 0
     converter.ignore_images = True
     converter.mark_code = False
-    return converter.handle(html)
+    return str(converter.handle(html))
 
 
 CANDIDATES: dict[str, tuple[str, str, Convert]] = {

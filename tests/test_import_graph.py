@@ -34,6 +34,8 @@ FLOORS: tuple[tuple[str, ...], ...] = (
     # the journal and the wire, knowing nothing of sessions
     ("acp_agent.journal", "acp_agent.transport"),
     ("acp_agent.model",),
+    # permission rules: patterns, the shell parser, the project store
+    ("acp_agent.permissions",),
     # the OS sandbox around commands, and their environment
     ("acp_agent.sandbox",),
     # the coding tools; a journal as a transcript people read (export/ shows tools' diffs)

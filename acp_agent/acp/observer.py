@@ -47,6 +47,7 @@ from acp_agent.commands.words import SlashCommand
 from acp_agent.content import TextContent
 from acp_agent.journal.events import Entry, SessionHeader, ToolCallPart
 from acp_agent.model.base import Usage
+from acp_agent.permissions.book import RuleBook
 from acp_agent.sandbox.guard import Sandbox, SessionSandbox
 from acp_agent.tools.base import ToolContext
 from acp_agent.tools.permissions import Permissions
@@ -200,9 +201,11 @@ class AcpClient:
     and the capabilities its ``initialize`` advertised (until then, none). Builds each session's
     observer and its tools' view of the client."""
 
-    def __init__(self, conn: Connection) -> None:
+    def __init__(self, conn: Connection, rules: RuleBook | None = None) -> None:
         self.conn = conn
         self.capabilities = ClientCapabilities()
+        self.rules = rules or RuleBook()
+        """The permission rules of the process (config, and the state dir's project rules)."""
 
     def observer(self, header: SessionHeader, tools: ToolRunner) -> AcpObserver:
         caps, progress = self.capabilities, tools.context.progress
@@ -227,7 +230,11 @@ class AcpClient:
             writer=AcpClientWriter(conn, sid) if caps.fs.write_text_file else None,
             terminals=AcpTerminals(conn, sid) if caps.terminal else None,
             progress=AcpToolProgress(conn, sid),
-            permissions=Permissions(asker=AcpPermissionAsker(conn, sid), session_id=sid),
+            permissions=Permissions(
+                asker=AcpPermissionAsker(conn, sid),
+                session_id=sid,
+                rules=self.rules.for_session(header.cwd),
+            ),
             elicitation=AcpElicitation(conn, sid) if caps.elicitation_form else None,
             sandbox=SessionSandbox(sandbox),
         )

@@ -4,7 +4,8 @@
 ordinary prompt". Otherwise it answers with either
 
 - an ``Answer`` at once, with no turn, no model request and nothing journaled: ``/status``,
-  ``/export`` (naming the file it wrote, ``export.py``), ``/model``, ``/mode`` (and ``/review``
+  ``/export`` (naming the file it wrote, ``export.py``), ``/model``, ``/mode``,
+  ``/permissions`` (``permissions.py``; a misuse is ``CommandRefused``) (and ``/review``
   with nothing to review). The session hands its text to its observer (``command_answer``:
   over ACP, an agent message marked ``_meta.acp_agent.command``, sent before the prompt's
   response). It is answered even while a
@@ -37,6 +38,7 @@ import anyio
 import msgspec
 
 from acp_agent.commands.export import ExportRefused, ExportSource, export_session
+from acp_agent.commands.permissions import PermissionsMisuse, permissions_command
 from acp_agent.commands.skills import Skill
 from acp_agent.commands.status import SessionStatus, status_text
 from acp_agent.commands.words import (
@@ -50,6 +52,7 @@ from acp_agent.commands.words import (
 )
 from acp_agent.content import ContentBlock
 from acp_agent.journal.events import Source, SourceKind, source
+from acp_agent.permissions.book import SessionRules
 from acp_agent.tools.permissions import MODES, Mode, UnknownMode, require_mode
 
 P = TypeVar("P")
@@ -75,6 +78,11 @@ class CommandSession(ExportSource, Protocol[P_co]):
     def cwd(self) -> str: ...
 
     def status(self) -> SessionStatus: ...
+
+    @property
+    def rules(self) -> SessionRules:
+        """The permission rules in force (``/permissions``)."""
+        ...
 
     def skill(self, name: str) -> Skill | None: ...
 
@@ -109,6 +117,8 @@ async def run(session: CommandSession[P], content: list[ContentBlock]) -> Answer
             return await _model(session, invocation.rest)
         case Command.MODE:
             return await _mode(session, invocation.rest)
+        case Command.PERMISSIONS:
+            return _permissions(session, invocation.rest)
         case Command.COMPACT:
             return await session.compact(invocation.rest)
         case Command.INIT:
@@ -153,6 +163,13 @@ async def _mode(session: CommandSession[P], name: str) -> Answer:
         raise CommandRefused(str(exc)) from exc
     await session.switch_mode(mode)
     return Answer(Command.MODE, f"Mode: {mode}")
+
+
+def _permissions(session: CommandSession[P], rest: str) -> Answer:
+    try:
+        return Answer(Command.PERMISSIONS, permissions_command(session.rules, rest))
+    except PermissionsMisuse as exc:
+        raise CommandRefused(str(exc)) from exc
 
 
 async def _review(session: CommandSession[P], invocation: Invocation) -> Answer | P:

@@ -11,6 +11,7 @@ vocabulary (``BUILT_IN``, advertised to ACP clients in this order, then the sess
 | ``/review [focus]`` | a read-only turn: the working tree's diff as context, then ``REVIEW_INSTRUCTION`` | yes, unless there is nothing to review |
 | ``/status`` | the agent, from the session's state (an agent message, not journaled) | no |
 | ``/export [html\|md]`` | the agent: the history so far as one file under the state dir (``export.py``); the answer names it | no |
+| ``/permissions [remove N]`` | the agent: the rules in force, or one removed (``permissions.py``) | no |
 | ``/model NAME``, ``/mode NAME`` | the config options (same effect and notifications) | no |
 | ``/<skill> REST`` | a normal turn: the skill's body as context, then ``REST`` | yes |
 
@@ -40,6 +41,7 @@ class Command(StrEnum):
     EXPORT = "export"
     MODEL = "model"
     MODE = "mode"
+    PERMISSIONS = "permissions"
 
 
 class SlashCommand(msgspec.Struct, frozen=True):
@@ -78,6 +80,11 @@ BUILT_IN: Final = (
     ),
     SlashCommand(Command.MODEL, "Switch the session's model", "model id (empty: list them)"),
     SlashCommand(Command.MODE, "Switch the session's mode", "mode id (empty: list them)"),
+    SlashCommand(
+        Command.PERMISSIONS,
+        "List the permission rules in force with their source, or remove one",
+        "empty to list, or remove N",
+    ),
 )
 RESERVED: Final = frozenset(str(c) for c in Command)
 _INVOCATION: Final = re.compile(r"/(\S+)(?:\s+(.*))?", re.DOTALL)

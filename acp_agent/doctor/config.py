@@ -1,4 +1,5 @@
-"""The config file: where it comes from, whether its ``[hooks]`` and ``[providers]`` parse.
+"""The config file: where it comes from, whether its ``[hooks]``, ``[providers]`` and
+``[permissions]`` parse.
 
 The loaders are the server's own (``hooks/config.py``, ``model/config.py``), so a file that
 passes here is a file the server starts with, and the error messages are the ones it would
@@ -11,7 +12,7 @@ import shutil
 from collections.abc import Mapping
 from pathlib import Path
 
-from acp_agent.config_file import ConfigError
+from acp_agent.config_file import ConfigError, read_config_file
 from acp_agent.doctor.report import Finding, Section, Status
 from acp_agent.hooks.command import CommandHook
 from acp_agent.hooks.config import HooksConfig, load_config
@@ -25,6 +26,7 @@ def config_section(path: Path | None, flag: str | None, env: Mapping[str, str]) 
     if path is not None:
         findings += _hooks(path)
         findings.append(_providers(path))
+        findings.append(_permissions(path))
     return Section("config", "config file", findings)
 
 
@@ -79,6 +81,19 @@ def _providers(path: Path) -> Finding:
     except ConfigError as exc:
         return Finding(Status.PROBLEM, "config.providers", f"[providers]: {exc}")
     return Finding(Status.OK, "config.providers", f"[providers] parses: {_describe(providers)}")
+
+
+def _permissions(path: Path) -> Finding:
+    from acp_agent.permissions.config import rules_from
+
+    try:
+        rules = rules_from(read_config_file(path), path)
+    except ConfigError as exc:
+        return Finding(Status.PROBLEM, "config.permissions", f"[permissions]: {exc}")
+    counts = ", ".join(
+        f"{sum(r.effect == effect for r in rules)} {effect}" for effect in ("allow", "ask", "deny")
+    )
+    return Finding(Status.OK, "config.permissions", f"[permissions] parses: {counts}")
 
 
 def _describe(providers: ProvidersConfig) -> str:

@@ -1,16 +1,17 @@
 """An MCP server's tool as a session tool: permission by mode, then ``tools/call``.
 
 Kind ``read`` when the server annotates the tool ``readOnlyHint: true`` (annotations are hints
-from the server; the user trusted it by configuring it), else ``other``. The permission key is
-``mcp:<server>:<tool>`` (``tools/permissions.py`` has the table per mode).
+from the server; the user trusted it by configuring it), else ``other``. Rules name it
+``mcp(<server>/<tool>)`` (``tools/permissions.py`` has the table per mode).
 """
 
 from __future__ import annotations
 
 from typing import Protocol
 
+from acp_agent.permissions.patterns import Target
 from acp_agent.tools.base import Location, ToolContext, ToolKind, ToolOutput
-from acp_agent.tools.guard import authorize
+from acp_agent.tools.guard import authorize, subject
 from acp_agent.tools.permissions import Action
 
 
@@ -40,7 +41,8 @@ class McpTool:
 
     @property
     def key(self) -> str:
-        return f"mcp:{self.server}:{self.tool}"
+        """What ``mcp(SERVER/TOOL)`` rules match."""
+        return f"{self.server}/{self.tool}"
 
     @property
     def label(self) -> str:
@@ -54,5 +56,5 @@ class McpTool:
 
     async def run(self, arguments: dict[str, object], ctx: ToolContext) -> ToolOutput:
         action = Action.MCP_READ if self.read_only else Action.MCP
-        await authorize(ctx, action, self.key, self.label)
+        await authorize(ctx, action, subject(ctx, Target.MCP, self.key), self.label)
         return await self._caller.call(self.tool, arguments)

@@ -35,6 +35,8 @@ from acp_agent.acp.wiring import acp_wiring
 from acp_agent.hooks.bridge import HookSet
 from acp_agent.model.registry import ModelCatalog
 from acp_agent.options import Options
+from acp_agent.permissions.book import RuleBook
+from acp_agent.permissions.rules import Rule
 from acp_agent.process.life import SIGNAL_GRACE_S, Life, Served
 from acp_agent.process.setup import command_sandbox
 from acp_agent.sandbox.guard import Sandbox
@@ -64,8 +66,14 @@ class Door:
     hooks: HookSet
     prompt: PromptConfig | None = None
     web_fetch: WebFetchSettings | None = None
+    rules: tuple[Rule, ...] = ()
+    """The config file's ``[permissions]`` rules."""
     sandbox: Sandbox | None = None
     """Around every command; ``None``: the default one for ``options`` (no ``[sandbox]``)."""
+
+    def rule_book(self) -> RuleBook:
+        """The rules of every session: the config's, and the projects' under the state dir."""
+        return RuleBook(self.rules, self.options.state_dir, self.options.config)
 
     @functools.cached_property
     def commands(self) -> Sandbox:
@@ -86,7 +94,7 @@ async def serve_sessions(
     released, closed. ``initialized``: the params of an ``initialize`` answered before the
     connection (``launch``); ``on_input_end()`` once the input ended."""
     conn = served.conn
-    client = AcpClient(conn)
+    client = AcpClient(conn, door.rule_book())
     if initialized is not None:
         client.capabilities = initialized.client_capabilities
     async with anyio.create_task_group() as tg:

@@ -22,6 +22,7 @@ from acp_agent.tools.web_settings import WebFetchSettings, web_fetch_settings_fr
 
 if TYPE_CHECKING:
     from acp_agent.hooks.bridge import HookSet
+    from acp_agent.permissions.rules import Rule
     from acp_agent.sandbox.guard import Sandbox
 
 
@@ -40,6 +41,12 @@ class Setup(msgspec.Struct, frozen=True):
 
         return hooks_from(self.config, options.config)
 
+    def rules(self, options: Options) -> tuple[Rule, ...]:
+        """The ``[permissions]`` rules (none without the table; checked already)."""
+        from acp_agent.permissions.config import rules_from
+
+        return rules_from(self.config, options.config)
+
     def sandbox(self, options: Options, hidden: tuple[Path, ...] = ()) -> Sandbox:
         """The process's sandbox around commands (``[sandbox]`` checked already); ``hidden``:
         more files no command may read (``--token-file``)."""
@@ -48,7 +55,8 @@ class Setup(msgspec.Struct, frozen=True):
 
 def checked_setup(options: Options) -> Setup:
     """Read and check the config file once (``ConfigError``) and the model spec
-    (``BadModelSpec``); the ``[hooks]`` and ``[sandbox]`` tables only when there is one."""
+    (``BadModelSpec``); the ``[hooks]``, ``[permissions]`` and ``[sandbox]`` tables only when
+    there is one."""
     config = read_config_file(options.config)  # once, for every table
     providers = providers_from(config, options.config)
     models = ModelCatalog(options.model, providers, context_window=options.context_window)
@@ -58,6 +66,10 @@ def checked_setup(options: Options) -> Setup:
         from acp_agent.hooks.config import config_from
 
         config_from(config, options.config)
+    if "permissions" in config:
+        from acp_agent.permissions.config import rules_from
+
+        rules_from(config, options.config)
     if options.config is not None and "sandbox" in config:
         from acp_agent.sandbox.config import sandbox_config_from
 

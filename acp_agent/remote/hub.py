@@ -35,6 +35,7 @@ from acp_agent.acp.observer import AcpObserver
 from acp_agent.hooks.bridge import HookSet
 from acp_agent.model.registry import ModelCatalog
 from acp_agent.options import Options
+from acp_agent.permissions.rules import Rule
 from acp_agent.process.life import Life
 from acp_agent.process.serving import Door, Ending, serve_sessions
 from acp_agent.remote.claims import Claims, ConnectionSessions, Holder
@@ -61,11 +62,12 @@ class Hub:
         hooks: HookSet,
         prompt: PromptConfig | None,
         web_fetch: WebFetchSettings | None = None,
+        rules: tuple[Rule, ...] = (),
         sandbox: Sandbox | None = None,
     ) -> None:
         self.options = options
         self.models = models
-        self.door = Door(options, models, hooks, prompt, web_fetch, sandbox)
+        self.door = Door(options, models, hooks, prompt, web_fetch, rules, sandbox)
         self.life = Life()
         self.claims = Claims()
         self._names = itertools.count(1)

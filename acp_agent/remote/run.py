@@ -53,6 +53,7 @@ def run_listen(options: Options, args: argparse.Namespace) -> int:
         setup.hooks(options),
         setup.prompt,
         setup.web_fetch,
+        setup.rules(options),
         setup.sandbox(options, _token_files(args)),
     )
     return finish(anyio.run(listen_and_serve, hub, listen, sock, latch.take))

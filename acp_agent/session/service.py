@@ -42,6 +42,7 @@ from acp_agent.journal.paths import journal_path, session_dir
 from acp_agent.journal.writer import JournalHealth, JournalWriter
 from acp_agent.mcp.config import McpServerConfig
 from acp_agent.model.base import Capabilities, ModelProvider, context_window_of
+from acp_agent.permissions.book import SessionRules
 from acp_agent.sandbox.guard import SessionSandbox
 from acp_agent.sandbox.policy import SandboxPolicy, parse_policy
 from acp_agent.session import shelf
@@ -302,6 +303,11 @@ class Session(Generic[Obs]):
     @property
     def mode(self) -> Mode:
         return self.actor.deps.tools.permissions.mode
+
+    @property
+    def rules(self) -> SessionRules:
+        """The permission rules in force for the session's tools (``/permissions``)."""
+        return self.actor.deps.tools.permissions.rules
 
     async def set_mode(self, mode: Mode) -> None:
         """Takes effect at the next tool call."""

@@ -16,8 +16,7 @@ from acp_agent.tools.args import located, parse, string
 from acp_agent.tools.base import Location, ToolContext, ToolError, ToolKind, ToolOutput, confine
 from acp_agent.tools.display import DiffView, View, shown_as
 from acp_agent.tools.files import diffable, read_current, write_text
-from acp_agent.tools.guard import EDIT_KEY, EDIT_LABEL, authorize
-from acp_agent.tools.permissions import Action
+from acp_agent.tools.guard import authorize_edit
 
 NAME = "edit_file"
 
@@ -68,7 +67,7 @@ class EditFile:
         views: list[View] = []
         if diffable(args.old_string, args.new_string):
             views.append(DiffView(str(path), args.new_string, args.old_string))
-        await authorize(ctx, Action.EDIT, EDIT_KEY, EDIT_LABEL, views)
+        await authorize_edit(ctx, path, views)
         await write_text(ctx, path, new, NAME)
         plural = "occurrence" if count == 1 else "occurrences"
         text = f"Edited {path}: replaced {count} {plural}"

@@ -41,6 +41,7 @@ from acp_agent.tools.base import (
     ToolOutput,
     confine,
 )
+from acp_agent.tools.guard import authorize_read
 from acp_agent.tools.ripgrep import SKIP_DIRS
 
 NAME = "glob"
@@ -83,6 +84,7 @@ class Glob:
         args = parse(arguments, GlobArgs, NAME)
         segments = pattern_segments(args.pattern)
         top = confine(args.path, ctx)
+        await authorize_read(ctx, top)
         if not top.is_dir():
             raise ToolError(f"{NAME}: {top} is not a directory")
         roots = tuple(root.resolve() for root in ctx.all_roots())

@@ -36,6 +36,7 @@ from acp_agent.tools.base import (
     confine,
 )
 from acp_agent.tools.files import kind_of
+from acp_agent.tools.guard import authorize_read
 
 NAME = "list_dir"
 MAX_ENTRIES = 1000
@@ -67,6 +68,7 @@ class ListDir:
 
     async def run(self, arguments: dict[str, object], ctx: ToolContext) -> ToolOutput:
         path = confine(parse(arguments, ListDirArgs, NAME).path, ctx)
+        await authorize_read(ctx, path)
         rg = ripgrep.find_rg()
         ignored: set[str] | None = None
         if rg is not None and path.is_dir():

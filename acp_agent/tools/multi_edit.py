@@ -19,8 +19,7 @@ from acp_agent.tools.base import Location, ToolContext, ToolError, ToolKind, Too
 from acp_agent.tools.display import DiffView, View, shown_as
 from acp_agent.tools.edit_file import substitute
 from acp_agent.tools.files import diffable, read_current, write_text
-from acp_agent.tools.guard import EDIT_KEY, EDIT_LABEL, authorize
-from acp_agent.tools.permissions import Action
+from acp_agent.tools.guard import authorize_edit
 
 NAME = "multi_edit"
 MAX_EDITS = 100
@@ -89,7 +88,7 @@ class MultiEdit:
             raise ToolError(f"{NAME}: no such file: {path} (use write_file to create one)")
         new, count = apply_all(old, args)
         views: list[View] = [DiffView(str(path), new, old)] if diffable(old, new) else []
-        await authorize(ctx, Action.EDIT, EDIT_KEY, EDIT_LABEL, views)
+        await authorize_edit(ctx, path, views)
         await write_text(ctx, path, new, NAME)
         edits = "edit" if len(args.edits) == 1 else "edits"
         plural = "occurrence" if count == 1 else "occurrences"

@@ -46,6 +46,7 @@ from acp_agent.tools.base import (
     shown,
 )
 from acp_agent.tools.files import open_regular, refuse_special
+from acp_agent.tools.guard import authorize_read
 
 NAME = "read_file"
 MAX_LINES = 2000
@@ -118,6 +119,7 @@ class ReadFile:
         args = _args(arguments)
         path = confine(args.path, ctx)
         refuse_special(path, NAME)
+        await authorize_read(ctx, path)
         if ctx.fs is not None:
             window = await _through_client(ctx, path, args)
         else:

@@ -36,6 +36,8 @@ import structlog
 
 from acp_agent.content import TextContent
 from acp_agent.errors import PeerError, WireClosed
+from acp_agent.permissions.patterns import Target
+from acp_agent.permissions.suggest import command_label
 from acp_agent.sandbox.guard import Confined, SandboxUnavailable
 from acp_agent.tools.args import located, parse, string
 from acp_agent.tools.base import (
@@ -48,7 +50,7 @@ from acp_agent.tools.base import (
 )
 from acp_agent.tools.client import ClientTerminals, ExitStatus, TerminalOutput
 from acp_agent.tools.display import TerminalView, shown_as
-from acp_agent.tools.guard import authorize, command_key
+from acp_agent.tools.guard import authorize, subject
 from acp_agent.tools.permissions import Action
 from acp_agent.tools.process import SHELL, Finished, Live, run_local
 
@@ -106,8 +108,8 @@ class RunCommand:
         cwd = confine(args.cwd, ctx) if args.cwd is not None else ctx.cwd
         if not cwd.is_dir():
             raise ToolError(f"{NAME}: {cwd} is not a directory")
-        key, label = command_key(args.command)
-        await authorize(ctx, Action.EXECUTE, key, label)
+        asked = subject(ctx, Target.RUN_COMMAND, args.command, cwd)
+        await authorize(ctx, Action.EXECUTE, asked, command_label(args.command))
         timeout_s = min(max(args.timeout_ms, 1), MAX_TIMEOUT_MS) / 1000
         confined = await _confined(ctx, cwd)
         if ctx.terminals is not None:

@@ -47,6 +47,7 @@ from acp_agent.tools.base import (
     confine,
 )
 from acp_agent.tools.files import open_regular
+from acp_agent.tools.guard import authorize_read, withheld_reads
 from acp_agent.tools.ripgrep import SKIP_DIRS
 
 NAME = "search"
@@ -107,13 +108,16 @@ class Search:
             regex = re.compile(args.pattern, re.IGNORECASE if args.ignore_case else 0)
         except re.error as exc:
             raise ToolError(f"{NAME}: bad pattern {args.pattern!r}: {exc}") from exc
+        top = confine(args.path, ctx)
+        await authorize_read(ctx, top)
         walk = _Walk(
             regex,
-            confine(args.path, ctx),
+            top,
             ctx.cwd.resolve(),
             tuple(root.resolve() for root in ctx.all_roots()),
             args.glob,
             max(1, min(args.max_results, MAX_RESULTS)),
+            withheld_reads(ctx),
         )
         rg = ripgrep.find_rg()
         if rg is not None and walk.top.is_dir():
@@ -161,10 +165,15 @@ class _RgSearch(msgspec.Struct):
         path, nul, rest = record.partition(b"\0")
         number, colon, line = rest.partition(b":")
         shown = os.fsdecode(path)
-        if nul and colon and number.isdigit() and os.path.isabs(shown):
+        if nul and colon and number.isdigit() and os.path.isabs(shown) and self._shown(shown):
             text = line.decode("utf-8", "replace").rstrip("\r")
             self.walk.add(f"{self.walk.shown(Path(shown))}:{int(number)}: {_clip(text)}")
         return self.walk.stopped is None
+
+    def _shown(self, path: str) -> bool:
+        """Not a file a ``deny`` or ``ask`` read rule withholds (``guard.withheld_reads``)."""
+        withheld = self.walk.withheld
+        return withheld is None or not withheld(Path(path).resolve())
 
     async def _python_regex(self) -> None:
         files: list[Path] = []
@@ -185,6 +194,7 @@ class _Walk(msgspec.Struct):
     roots: tuple[Path, ...]
     glob: str | None
     max_results: int
+    withheld: Callable[[Path], bool] | None = None
     stop: threading.Event = msgspec.field(default_factory=threading.Event)
     lines: list[str] = msgspec.field(default_factory=list)
     chars: int = 0
@@ -244,6 +254,8 @@ class _Walk(msgspec.Struct):
         try:
             real = path.resolve()
             if not any(real.is_relative_to(root) for root in self.roots):
+                return None
+            if self.withheld is not None and self.withheld(real):
                 return None
             with open(open_regular(real, os.O_RDONLY, NAME), "rb") as file:
                 if os.fstat(file.fileno()).st_size > MAX_FILE_BYTES:

@@ -38,9 +38,10 @@ import msgspec
 
 from acp_agent import __version__
 from acp_agent.content import TextContent
+from acp_agent.permissions.patterns import Target
 from acp_agent.tools.args import parse, string
 from acp_agent.tools.base import Location, ToolContext, ToolError, ToolKind, ToolOutput
-from acp_agent.tools.guard import authorize
+from acp_agent.tools.guard import authorize, subject
 from acp_agent.tools.permissions import Action
 from acp_agent.tools.web_settings import WebFetchSettings
 
@@ -167,7 +168,8 @@ class _Hops(msgspec.Struct, frozen=True):
         for _ in range(MAX_REDIRECTS + 1):
             host = checked_host(url)
             if host not in allowed:
-                await authorize(ctx, Action.FETCH, f"fetch:{host}", f"fetches from {host}")
+                asked = subject(ctx, Target.WEB_FETCH, host)
+                await authorize(ctx, Action.FETCH, asked, f"fetches from {host}")
                 allowed.add(host)
             started = anyio.current_time()
             with anyio.move_on_after(budget) as deadline:

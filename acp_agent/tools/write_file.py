@@ -14,8 +14,7 @@ from acp_agent.tools.args import located, parse, string
 from acp_agent.tools.base import Location, ToolContext, ToolKind, ToolOutput, confine
 from acp_agent.tools.display import DiffView, View, shown_as
 from acp_agent.tools.files import diffable, line_count, read_current, write_text
-from acp_agent.tools.guard import EDIT_KEY, EDIT_LABEL, authorize
-from acp_agent.tools.permissions import Action
+from acp_agent.tools.guard import authorize_edit
 
 NAME = "write_file"
 
@@ -55,7 +54,7 @@ class WriteFile:
         views: list[View] = []
         if diffable(old, args.content):
             views.append(DiffView(str(path), args.content, old))
-        await authorize(ctx, Action.EDIT, EDIT_KEY, EDIT_LABEL, views)
+        await authorize_edit(ctx, path, views)
         await write_text(ctx, path, args.content, NAME)
         verb = "Created" if old is None else "Wrote"
         text = f"{verb} {path} ({line_count(args.content)} lines)"

@@ -373,3 +373,23 @@ def test_an_unreachable_provider_is_a_problem(state: Path, tmp_path: Path) -> No
     assert offline.returncode == 1  # the key is still missing in this environment
     assert "not contacted (--offline)" in offline.stdout
     assert "the key variable LOCAL_KEY is not set" in offline.stdout
+
+
+def test_permission_rules_are_checked_with_the_servers_messages(
+    state: Path, script: Path, tmp_path: Path
+) -> None:
+    config = tmp_path / "config.toml"
+    config.write_text(
+        '[permissions]\nallow = ["edit(src/**)"]\ndeny = ["rm *"]\n', encoding="utf-8"
+    )
+    args = ["--json", "--state-dir", str(state), "--model", f"script:{script}"]
+    data = report(doctor(tmp_path, *args, "--config", str(config)))
+    assert f"config: [permissions]: {config}: permissions.deny[0]: 'rm *' is not a pattern" in str(
+        data["problems"]
+    )
+    config.write_text(
+        '[permissions]\nallow = ["edit(src/**)"]\ndeny = ["read(.env)"]\n', encoding="utf-8"
+    )
+    data = report(doctor(tmp_path, *args, "--config", str(config)))
+    messages = [f["message"] for f in findings(data, "config")]
+    assert "[permissions] parses: 1 allow, 0 ask, 1 deny" in messages

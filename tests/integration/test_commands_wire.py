@@ -20,7 +20,7 @@ from tests.support.requests import read_requests
 
 pytestmark = pytest.mark.subprocess
 
-BUILT_IN = ["compact", "init", "review", "status", "export", "model", "mode"]
+BUILT_IN = ["compact", "init", "review", "status", "export", "model", "mode", "permissions"]
 
 
 def user_messages(request: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:

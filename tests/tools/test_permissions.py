@@ -7,10 +7,12 @@ from pathlib import Path
 
 import pytest
 
+from acp_agent.permissions.patterns import Target
+from acp_agent.permissions.rules import Subject
+from acp_agent.permissions.suggest import command_label, remembered
 from acp_agent.tools.base import ToolError
 from acp_agent.tools.display import DiffView, View
 from acp_agent.tools.edit_file import EditFile
-from acp_agent.tools.guard import command_key
 from acp_agent.tools.permissions import Action, CallInfo, Mode, OptionKind, Permissions
 from acp_agent.tools.run_command import RunCommand
 from acp_agent.tools.write_file import WriteFile
@@ -19,8 +21,14 @@ from tests.tools.support import ScriptedAsker, context
 CALL = CallInfo("c1", "Write a.txt", "edit", [], {})
 
 
-async def decide(permissions: Permissions, action: Action, key: str = "k") -> bool:
-    return (await permissions.decide(action, key, "things", CALL, [])).allowed
+EDIT = Subject(Target.EDIT, "/w/a.txt", "/w")
+LS = Subject(Target.RUN_COMMAND, "ls -la", "/w")
+TARGETS = {Action.EDIT: EDIT, Action.EXECUTE: LS}
+
+
+async def decide(permissions: Permissions, action: Action, subject: Subject | None = None) -> bool:
+    asked = subject or TARGETS[action]
+    return (await permissions.decide(action, asked, "things", CALL, [])).allowed
 
 
 @pytest.mark.parametrize(
@@ -41,22 +49,25 @@ async def test_what_each_mode_permits(mode: Mode, edit: bool | None, execute: bo
         assert len(asker.asked) == (1 if expected is None else 0), (mode, action)
 
 
-async def test_allow_always_is_remembered_for_the_session_and_key() -> None:
+async def test_allow_always_is_remembered_for_the_session_as_a_rule() -> None:
     asker = ScriptedAsker(["allow_always", "allow_once", "reject_once"])
     permissions = Permissions(Mode.ASK, asker)
-    assert await decide(permissions, Action.EDIT, "edit")
-    assert await decide(permissions, Action.EDIT, "edit")  # not asked again
-    assert await decide(permissions, Action.EXECUTE, "execute:ls")  # another key: asked
-    assert not await decide(permissions, Action.EXECUTE, "execute:ls")  # allow_once: asked
+    assert await decide(permissions, Action.EDIT)
+    assert await decide(permissions, Action.EDIT, Subject(Target.EDIT, "/w/b/c.txt", "/w"))
+    assert await decide(permissions, Action.EXECUTE)  # another kind: asked
+    assert not await decide(permissions, Action.EXECUTE)  # allow_once remembered nothing
     assert len(asker.asked) == 3
+    assert [(r.pattern.text, r.source) for r in permissions.rules.listed()] == [
+        ("edit(**)", "session")
+    ]
     permissions.mode = Mode.READ_ONLY
-    assert not await decide(permissions, Action.EDIT, "edit"), "read-only beats memory"
+    assert not await decide(permissions, Action.EDIT), "read-only beats an allow rule"
 
 
 async def test_the_question_offers_allow_always_and_shows_the_preview() -> None:
     asker = ScriptedAsker(["allow_once"])
     preview: list[View] = [DiffView("/w/a.txt", "new", "old")]
-    await Permissions(Mode.ASK, asker).decide(Action.EDIT, "edit", "file edits", CALL, preview)
+    await Permissions(Mode.ASK, asker).decide(Action.EDIT, EDIT, "file edits", CALL, preview)
     (request,) = asker.asked
     assert request.call == CALL and request.preview == preview
     assert [o.kind for o in request.options] == [
@@ -68,7 +79,7 @@ async def test_the_question_offers_allow_always_and_shows_the_preview() -> None:
 
 
 async def test_without_an_asker_ask_mode_refuses() -> None:
-    decision = await Permissions(Mode.ASK).decide(Action.EDIT, "edit", "file edits", CALL, [])
+    decision = await Permissions(Mode.ASK).decide(Action.EDIT, EDIT, "file edits", CALL, [])
     assert not decision.allowed and "no client to ask" in decision.reason
 
 
@@ -111,15 +122,27 @@ async def test_read_only_mode_refuses_commands_without_running_them(workspace: P
 
 
 @pytest.mark.parametrize(
-    ("command", "key"),
+    ("command", "rules", "label"),
     [
-        ("pytest -q tests", "execute:pytest"),
-        ("  ls   -la ", "execute:ls"),
-        ("ls && rm -rf /", "execute:ls && rm -rf /"),
-        ("echo $HOME", "execute:echo $HOME"),
-        ("cat a | wc", "execute:cat a | wc"),
-        ("echo 'unbalanced", "execute:echo 'unbalanced"),
+        ("pytest -q tests", ["run_command(pytest *)"], "`pytest` commands"),
+        ("  ls   -la ", ["run_command(ls *)"], "`ls` commands"),
+        (
+            "ls && rm -rf /",
+            ["run_command(ls)", "run_command(rm -rf /)"],
+            "the command `ls && rm -rf /`",
+        ),
+        ("echo $HOME", ["run_command(echo '$HOME')"], "the command `echo $HOME`"),
+        ("cat a | wc", ["run_command(cat a)", "run_command(wc)"], "the command `cat a | wc`"),
+        ("echo 'unbalanced", [], "the command `echo 'unbalanced`"),
+        ("$CMD x", [], "the command `$CMD x`"),
+        ("echo '*' | wc", [], "the command `echo '*' | wc`"),
     ],
 )
-def test_command_keys_cover_a_program_only_without_shell_operators(command: str, key: str) -> None:
-    assert command_key(command)[0] == key
+def test_what_always_allowing_a_command_remembers(
+    command: str, rules: list[str], label: str
+) -> None:
+    """One program: that program with any arguments; a compound command: each simple command
+    exactly; what the parser cannot read whole: nothing (no "Always" option is offered)."""
+    subject = Subject(Target.RUN_COMMAND, command, "/w")
+    assert [p.text for p in remembered(subject)] == rules
+    assert command_label(command) == label

@@ -52,7 +52,14 @@ async def test_an_edit_through_the_client_asks_first_and_shows_a_diff(
     assert path.read_text(encoding="utf-8") == "x = 1\n", "the client owns the write"
     (asked,) = client.permission_requests
     assert asked.tool_call.tool_call_id == "c1" and asked.tool_call.title == "Edit a.py"
-    assert [o.kind for o in asked.options] == ["allow_once", "allow_always", "reject_once"]
+    options = [(o.option_id, o.kind) for o in asked.options]
+    assert options == [
+        ("allow_once", "allow_once"),
+        ("allow_always", "allow_always"),
+        ("allow_project", "allow_always"),
+        ("reject_once", "reject_once"),
+    ]
+    assert asked.options[2].name == "Always allow file edits in this project"
     diff = {"type": "diff", "path": str(path), "oldText": "x = 1", "newText": "x = 2"}
     assert asked.tool_call.model_dump(by_alias=True, exclude_none=True)["content"] == [diff]
     (start,) = [u for u in updates if u["sessionUpdate"] == "tool_call"]
