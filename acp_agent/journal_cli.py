@@ -1,6 +1,7 @@
 """``acp-agent journal ...``: journal tools for people and scripts.
 
-``list``, ``show``, ``query`` and ``check`` only read: they take no session lock and write
+Every action works on the state dir's journal store (``--journal-store``: files, or PostgreSQL;
+``journal/store.py``). ``list``, ``show``, ``query`` and ``check`` only read: they take no session lock and write
 nothing, so they are safe on a session a server is running (they see what is on disk). A damaged
 tail is reported on stderr and left out, as the session's next open would move it aside.
 ``fork`` creates a new session (``session/fork.py``) and prints its id.
@@ -31,8 +32,9 @@ import msgspec
 
 from acp_agent import logs
 from acp_agent.acp.schema import SessionInfo
+from acp_agent.config_file import ConfigError, read_config_file
 from acp_agent.content import plain_text
-from acp_agent.journal.errors import JournalError
+from acp_agent.journal.errors import JournalError, JournalNotFound
 from acp_agent.journal.events import (
     AgentError,
     AssistantMessage,
@@ -51,9 +53,11 @@ from acp_agent.journal.events import (
     UserMessage,
     source_kind,
 )
-from acp_agent.journal.invariant import check_file
+from acp_agent.journal.invariant import Violation, check_journal
 from acp_agent.journal.paths import SESSIONS_DIR, InvalidSessionId, journal_path, session_dir
 from acp_agent.journal.reader import parse_journal
+from acp_agent.journal.store import journal_store
+from acp_agent.journal.store_choice import choose_store
 from acp_agent.journal.turns import enclosing_turns
 from acp_agent.options import Options
 from acp_agent.progress import progress
@@ -72,6 +76,12 @@ class UsageError(Exception):
 
 def run_journal_command(args: argparse.Namespace, options: Options) -> int:
     logs.configure(options.log_level, options.log_file)
+    try:
+        config = read_config_file(options.config)
+        choose_store(options.state_dir, options.journal_store, config, options.config)
+    except ConfigError as exc:
+        logs.shutdown()
+        return _fail(str(exc), 2)
     try:
         return _run(JOURNAL_COMMANDS[args.journal_command], args, options)
     finally:
@@ -100,12 +110,16 @@ def _fail(message: str, code: int) -> int:
 
 
 def _existing_session(state_dir: Path, session_id: str) -> Path:
+    """The session's directory; ``UsageError`` when its store (``journal/store.py``) has no
+    such session. A file journal's directory alone counts, as it always did."""
     try:
         directory = session_dir(state_dir, session_id)
     except InvalidSessionId as exc:
         raise UsageError(str(exc)) from exc
-    if not directory.is_dir():
-        raise UsageError(f"no session {session_id!r} under {state_dir}")
+    store = journal_store(state_dir)
+    if not (store.exists(session_id) if store.shared else directory.is_dir()):
+        where = store.label if store.shared else str(state_dir)
+        raise UsageError(f"no session {session_id!r} under {where}")
     return directory
 
 
@@ -128,7 +142,11 @@ def _check(args: argparse.Namespace, options: Options) -> int:
 
 
 def _check_one(session_id: str, directory: Path) -> int:
-    violations = check_file(directory)
+    try:
+        data = journal_store(directory.parent.parent).read(session_id)
+        violations = check_journal(data, journal_path(directory))
+    except (JournalNotFound, OSError) as exc:
+        violations = [Violation(None, f"cannot read journal: {exc}")]
     for violation in violations:
         print(f"{session_id}: {violation}")
     if not violations:
@@ -137,7 +155,12 @@ def _check_one(session_id: str, directory: Path) -> int:
 
 
 def _every_session(state_dir: Path) -> list[tuple[str, Path]]:
-    """Every session directory under ``state_dir`` (by id), whatever its journal holds."""
+    """Every session directory under ``state_dir`` (by id), whatever its journal holds; of a
+    shared store (PostgreSQL), every session it holds."""
+    store = journal_store(state_dir)
+    if store.shared:
+        ids = sorted(s.session_id for s in store.sessions())
+        return [(name, session_dir(state_dir, name)) for name in ids]
     root = state_dir / SESSIONS_DIR
     try:
         names = sorted(entry.name for entry in root.iterdir() if entry.is_dir())
@@ -181,7 +204,7 @@ class _Journal:
 
 def _read(state_dir: Path, session_id: str) -> _Journal:
     path = journal_path(_existing_session(state_dir, session_id))
-    data = path.read_bytes()
+    data = journal_store(state_dir).read(session_id)
     parsed = parse_journal(data, path=path)
     if parsed.tail is not None:
         tail = parsed.tail

@@ -22,6 +22,8 @@ class Options(msgspec.Struct, frozen=True):
     log_file: str | None
     max_line_bytes: int
     context_window: int = DEFAULT_CONTEXT_WINDOW
+    journal_store: str | None = None
+    """``--journal-store``: ``file`` or a ``postgresql://`` URL; ``None``: the config's, else files."""
 
 
 def add_server_options(parser: argparse.ArgumentParser) -> None:
@@ -38,6 +40,14 @@ def add_server_options(parser: argparse.ArgumentParser) -> None:
         default=env("ACP_AGENT_STATE_DIR"),
         metavar="DIR",
         help="root of durable state (env ACP_AGENT_STATE_DIR)",
+    )
+    parser.add_argument(
+        "--journal-store",
+        default=env("ACP_AGENT_JOURNAL_STORE"),
+        metavar="URL",
+        help="where journals live: 'file' (the state dir, the default) or a libpq URI "
+        "postgresql://... shared by several processes and hosts; needs the postgres extra "
+        "(env ACP_AGENT_JOURNAL_STORE; config [journal] store)",
     )
     parser.add_argument(
         "--config",
@@ -88,4 +98,5 @@ def options_from(args: argparse.Namespace) -> Options:
         log_file=args.log_file,
         max_line_bytes=args.max_line_bytes,
         context_window=args.context_window,
+        journal_store=args.journal_store or None,
     )

@@ -29,6 +29,7 @@ from bench.cases import (
     first_token,
     inject,
     memory,
+    postgres,
     remote,
     replay,
     request,
@@ -66,6 +67,7 @@ CASES: dict[str, Case] = {
     "first_token": first_token.run,
     "remote": remote.run,
     "startup": startup.run,
+    "postgres": postgres.run,
     "search": search.run,
 }
 ORDER = [
@@ -80,6 +82,7 @@ ORDER = [
     "request",
     "first_token",
     "remote",
+    "postgres",
     "search",
 ]
 KEY_ORDER = [
@@ -115,6 +118,8 @@ KEY_ORDER = [
     "first_token_typing",
     "remote_ws_round_trip",
     "remote_ws_stream",
+    "postgres_inject_durable_p50",
+    "postgres_load_small",
     "search_100k",
 ]
 

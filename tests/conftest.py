@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
+from bench.postgres_server import PostgresServer, PostgresUnavailable, start_postgres
 from tests.support.acp_schema import AcpSchema, SchemaMissingError, default_schema
 from tests.support.recording import RecordingClient
 
@@ -44,3 +46,34 @@ def workspace(tmp_path: Path) -> Path:
 def state_dir(agent_env: dict[str, str]) -> Path:
     """The state dir the ``agent_env`` overrides point the agent at."""
     return Path(agent_env["ACP_AGENT_STATE_DIR"])
+
+
+@pytest.fixture(scope="session")
+def postgres() -> Iterator[PostgresServer]:
+    """A real PostgreSQL for the whole run (``bench/postgres_server.py``), or a skip saying
+    why there cannot be one here."""
+    pytest.importorskip("psycopg", reason="the postgres extra is not installed (psycopg)")
+    try:
+        server = start_postgres()
+    except PostgresUnavailable as exc:
+        pytest.skip(f"no PostgreSQL here: {exc}")
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def pg_url(postgres: PostgresServer) -> str:
+    """A fresh, empty database of the run's PostgreSQL: its libpq URI."""
+    return postgres.new_database()
+
+
+@pytest.fixture
+def private_postgres() -> Iterator[PostgresServer]:
+    """A PostgreSQL of the test's own, to stop (an outage) and start again."""
+    pytest.importorskip("psycopg", reason="the postgres extra is not installed (psycopg)")
+    try:
+        server = start_postgres()
+    except PostgresUnavailable as exc:
+        pytest.skip(f"no PostgreSQL here: {exc}")
+    yield server
+    server.stop()

@@ -8,7 +8,7 @@
 | ``ForkRefused`` | -32602 | ``sessionId``, ``seq`` |
 | ``RewindRefused`` | -32602 | ``path``: ``$.toTurn``, ``sessionId``, ``toTurn`` |
 | ``SessionBusy`` | -32602 | ``reason``: ``session_busy``, ``sessionId`` |
-| ``SessionUnavailable`` | -32603 | ``reason`` (``journal_locked`` / ``journal_unreadable`` / ``too_many_open_files``), ``sessionId``; locked: ``holderPid`` (``null`` if unreadable) |
+| ``SessionUnavailable`` | -32603 | ``reason`` (``journal_locked`` / ``journal_unreadable`` / ``too_many_open_files`` / ``store_unreachable`` / ``taken_over``), ``sessionId``; locked: ``holderPid`` (``null`` if unreadable) |
 | ``UnknownModel`` | -32602 | ``path``: ``$.value`` |
 | ``ModelKeyMissing`` | -32000 auth required | ``authMethodId``, ``env`` |
 

@@ -14,7 +14,8 @@ scheme released at once: a server opening that very session in the same instant 
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from functools import partial
 from pathlib import Path
 
 from acp_agent.doctor.report import Finding, Section, Status
@@ -22,12 +23,16 @@ from acp_agent.journal.errors import JournalCorrupt
 from acp_agent.journal.invariant import check
 from acp_agent.journal.lock import current_holder
 from acp_agent.journal.opening import TAIL_PREFIX
-from acp_agent.journal.paths import JOURNAL_NAME, SESSION_ID_RE, SESSIONS_DIR
-from acp_agent.journal.reader import load_journal
+from acp_agent.journal.paths import JOURNAL_NAME, SESSION_ID_RE, SESSIONS_DIR, session_dir
+from acp_agent.journal.reader import parse_journal
 from acp_agent.journal.recovery import interrupted_turn_repair
+from acp_agent.journal.store import JournalStore, journal_store
 
 
 def journals_section(state_dir: Path) -> Section:
+    store = journal_store(state_dir)
+    if store.shared:
+        return shared_section(state_dir, store)
     sessions = state_dir / SESSIONS_DIR
     try:
         directories = sorted(p for p in sessions.iterdir() if p.is_dir())
@@ -76,9 +81,13 @@ def _side_files(directory: Path, session_id: str) -> Iterator[Finding]:
         yield Finding(Status.PROBLEM, "journal.side_files", message, session_id)
 
 
-def _contents(path: Path, session_id: str, *, live: bool) -> Iterator[Finding]:
+def _contents(
+    path: Path, session_id: str, *, live: bool, read: Callable[[], bytes] | None = None
+) -> Iterator[Finding]:
+    """``read``: where the journal's bytes come from (a shared store's ``read``); the file at
+    ``path`` by default."""
     try:
-        parsed = load_journal(path)
+        parsed = parse_journal(read() if read is not None else path.read_bytes(), path=path)
     except JournalCorrupt as exc:
         where = f"seq {exc.seq}" if exc.seq is not None else "the header"
         message = (
@@ -119,3 +128,37 @@ def locked_by(directory: Path) -> str | None:
     if holder is None:
         return None
     return f"pid {holder.pid}" if holder.pid is not None else "a running process"
+
+
+def shared_section(state_dir: Path, store: JournalStore) -> Section:
+    """The journals of a shared store (PostgreSQL): every session any host wrote there."""
+    try:
+        stored = sorted(s.session_id for s in store.sessions())
+    except OSError as exc:
+        problem = Finding(Status.PROBLEM, "journal.store_unreachable", str(exc))
+        return Section("journals", "journals", [problem])
+    where = Finding(Status.OK, "journal.store", f"journal store {store.label}")
+    findings: list[Finding] = [where]
+    healthy = 0
+    for session_id in stored:
+        found = list(_stored(state_dir, store, session_id))
+        findings += found
+        healthy += not any(f.status is Status.PROBLEM for f in found)
+    summary = f"{healthy} of {len(stored)} journals healthy" if stored else "no sessions"
+    status = Status.OK if healthy == len(stored) else Status.NOTE
+    findings.append(Finding(status, "journal.summary", summary))
+    return Section("journals", "journals", findings)
+
+
+def _stored(state_dir: Path, store: JournalStore, session_id: str) -> Iterator[Finding]:
+    try:
+        holder = store.holder(session_id)
+    except OSError as exc:
+        yield Finding(Status.PROBLEM, "journal.unreadable", f"cannot read: {exc}", session_id)
+        return
+    if holder is not None:
+        by = holder.owner or "a running process"
+        yield Finding(Status.NOTE, "journal.locked", f"in use by {by}", session_id)
+    path = session_dir(state_dir, session_id) / JOURNAL_NAME
+    read = partial(store.read, session_id)
+    yield from _contents(path, session_id, live=holder is not None, read=read)

@@ -9,6 +9,7 @@ import sys
 from collections.abc import Mapping
 
 from acp_agent import __version__, logs
+from acp_agent.config_file import ConfigError, read_config_file
 from acp_agent.doctor.config import config_section, loaded_providers
 from acp_agent.doctor.journals import journals_section
 from acp_agent.doctor.model import model_section
@@ -16,6 +17,7 @@ from acp_agent.doctor.options import DEFAULT_TIMEOUT_S
 from acp_agent.doctor.report import Report, System, to_json, to_text
 from acp_agent.doctor.sandbox import sandbox_section
 from acp_agent.doctor.state import state_section
+from acp_agent.journal.store_choice import choose_store
 from acp_agent.options import Options
 
 
@@ -27,6 +29,7 @@ def diagnose(
     timeout_s: float | None = DEFAULT_TIMEOUT_S,
 ) -> Report:
     providers = loaded_providers(options.config)
+    _choose_store(options)
     sections = [
         config_section(options.config, args.config, env),
         model_section(options.model, providers, env, timeout_s=timeout_s),
@@ -35,6 +38,16 @@ def diagnose(
         sandbox_section(options.config),
     ]
     return Report.of(system(), sections)
+
+
+def _choose_store(options: Options) -> None:
+    """The journal store the server would use; a bad choice is the config section's to report
+    (it reads the file too), so the journals section falls back to the state dir's files."""
+    try:
+        config = read_config_file(options.config)
+        choose_store(options.state_dir, options.journal_store, config, options.config)
+    except ConfigError:
+        return
 
 
 def system() -> System:

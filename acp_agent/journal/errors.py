@@ -1,7 +1,9 @@
 """The journal's errors. None of them is a wire error: the session and ACP layers map them.
 
 ``JournalLocked`` and ``JournalCorrupt`` are raised when a journal is opened, ``JournalFlushError``
-when a flush fails (the lines stay admitted; see ``writer.py``), the rest on misuse.
+when a flush fails (the lines stay admitted; see ``writer.py``), the rest on misuse. A shared
+store (PostgreSQL) adds ``JournalLeased`` (open elsewhere), ``JournalTakenOver`` (lost to another
+process) and ``JournalStoreDown`` (unreachable: an ``OSError``, so a flush keeps its lines).
 """
 
 from __future__ import annotations
@@ -79,3 +81,46 @@ class JournalClosed(JournalError):
     def __init__(self, session_id: str) -> None:
         super().__init__(f"the journal of session {session_id!r} is closed")
         self.session_id = session_id
+
+
+class JournalLeased(JournalLocked):
+    """A session of a shared store (PostgreSQL) is open in another live process, maybe on
+    another host: its lease has not run out and its connection is there."""
+
+    def __init__(self, session_id: str, owner: str, store: str) -> None:
+        JournalError.__init__(
+            self,
+            f"session {session_id!r} is open in another acp-agent process ({owner}, journal "
+            f"store {store}); only one process at a time may write a session: close it there "
+            "(or stop that process), then load it again; or fork it to go on with a copy",
+        )
+        self.session_id = session_id
+        self.lock_path = Path(store)
+        self.holder_pid = None
+        self.owner = owner
+
+
+class JournalTakenOver(JournalFlushError):
+    """Another process took the session over (its fencing epoch is newer than ours): this
+    process writes nothing more to it. Raised by every flush and check after the loss."""
+
+    def __init__(self, session_id: str, epoch: int, unflushed: int = 0) -> None:
+        JournalError.__init__(
+            self,
+            f"session {session_id!r} was taken over by another process (our lease epoch {epoch} "
+            "is no longer the session's); this process writes nothing more to it: load it again "
+            "to go on here once the other process has closed it",
+        )
+        self.session_id = session_id
+        self.error = str(self)
+        self.unflushed = unflushed
+        self.epoch = epoch
+
+
+class JournalStoreDown(OSError):
+    """The journal store (the PostgreSQL server) cannot be reached; nothing was written."""
+
+    def __init__(self, store: str, detail: str) -> None:
+        super().__init__(f"the journal store {store} is unreachable: {detail}")
+        self.store = store
+        self.detail = detail

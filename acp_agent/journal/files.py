@@ -179,6 +179,21 @@ def write_private_file(path: Path, data: bytes) -> None:
         os.close(fd)
 
 
+def replace_file(directory: Path, name: str, data: bytes) -> None:
+    """``directory/name`` replaced atomically by ``data`` (mode 0600, fsynced, then renamed)."""
+    tmp = directory / f".{name}.tmp"
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, FILE_MODE)
+    try:
+        os.fchmod(fd, FILE_MODE)
+        view = memoryview(data)
+        while view:
+            view = view[_checked(os.write(fd, view)) :]
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+    os.replace(tmp, directory / name)
+
+
 def _checked(written: int) -> int:
     if written <= 0:
         raise OSError(errno.EIO, "write made no progress")

@@ -59,7 +59,7 @@ import msgspec
 from acp_agent.journal.errors import JournalCorrupt
 from acp_agent.journal.events import Entry, EventType, SessionHeader, event_type
 from acp_agent.journal.paths import JOURNAL_NAME, SESSION_ID_RE
-from acp_agent.journal.reader import load_journal
+from acp_agent.journal.reader import parse_journal
 from acp_agent.journal.rules import RULES, ReplayState
 
 STANDALONE_TYPES: Final[frozenset[str]] = frozenset({EventType.COMPACTION})
@@ -132,11 +132,20 @@ def check_file(path: Path, *, allow_open_tail: bool = False) -> list[Violation]:
     if path.is_dir():
         path = path / JOURNAL_NAME
     try:
-        parsed = load_journal(path)
-    except JournalCorrupt as exc:
-        return [Violation(exc.seq, f"journal corrupt at byte {exc.offset}: {exc.reason}")]
+        data = path.read_bytes()
     except OSError as exc:
         return [Violation(None, f"cannot read journal: {exc}")]
+    return check_journal(data, path, allow_open_tail=allow_open_tail)
+
+
+def check_journal(
+    data: bytes, path: Path | None = None, *, allow_open_tail: bool = False
+) -> list[Violation]:
+    """``check_file`` of a journal's bytes, from any store (``store.py``: ``read``)."""
+    try:
+        parsed = parse_journal(data, path=path)
+    except JournalCorrupt as exc:
+        return [Violation(exc.seq, f"journal corrupt at byte {exc.offset}: {exc.reason}")]
     violations = check(parsed.header, parsed.entries, allow_open_tail=allow_open_tail)
     if parsed.tail is not None:
         tail = parsed.tail

@@ -85,6 +85,13 @@ class SessionLock:
     def held(self) -> bool:
         return self._table is not None
 
+    def needs_check(self) -> bool:
+        """Never: an OFD lock is held until released (``writer.Hold``)."""
+        return False
+
+    def verify(self) -> None:
+        return None
+
     def release(self) -> None:
         table, self._table = self._table, None
         if table is not None:
@@ -169,6 +176,8 @@ def _write_pid(path: Path, session_id: str) -> None:
 class Holder(msgspec.Struct, frozen=True):
     pid: int | None
     """The pid the holder wrote, ``None`` if it cannot be read."""
+    owner: str | None = None
+    """A shared store's owner, ``host:pid`` (``postgres/store.py``); ``None`` for files."""
 
 
 def current_holder(directory: Path) -> Holder | None:

@@ -36,6 +36,12 @@ Durability promise (keep it true; ``tests/journal/test_writer_faults.py`` holds 
 ``create`` and ``open`` run ``opening.py`` in a worker thread; the session lock they take is
 held until ``close``. The file's descriptor is not: ``descriptors.py`` closes it while the
 journal is idle and room is needed, and the next flush opens the file again.
+
+The store seam (``store.py``): the writer needs two things of where its lines go, a ``Sink``
+(``persist`` one barrier's bytes durably, or raise ``OSError`` leaving nothing trusted) and a
+``Hold`` on the session (``release``; ``needs_check`` / ``verify`` for a hold that can be lost,
+the PostgreSQL lease). A file journal's are ``DurableFile`` and ``SessionLock``; the PostgreSQL
+store's (``postgres/``) commit one transaction per barrier under a fencing epoch.
 """
 
 from __future__ import annotations
@@ -43,20 +49,19 @@ from __future__ import annotations
 from collections.abc import Awaitable
 from pathlib import Path
 from types import TracebackType
+from typing import Protocol
 
 import anyio
 import msgspec
 import structlog
 
 from acp_agent.journal.descriptors import with_room
-from acp_agent.journal.disk import DurableFile
 from acp_agent.journal.errors import JournalClosed, JournalFlushError
 from acp_agent.journal.events import Entry, SessionHeader
 from acp_agent.journal.faults import file_factory as default_file_factory
 from acp_agent.journal.files import FileFactory
 from acp_agent.journal.flusher import FLUSHER
 from acp_agent.journal.format import encode_entry
-from acp_agent.journal.lock import SessionLock
 from acp_agent.journal.opening import LoadedJournal, TailRepair, create_files, open_files
 
 __all__ = [
@@ -69,6 +74,35 @@ __all__ = [
 ]
 
 log = structlog.get_logger(__name__)
+
+
+class Sink(Protocol):
+    """Where a writer's lines become durable (blocking; called on a flusher thread)."""
+
+    writes: int
+    syncs: int
+    truncates: int
+
+    def persist(self, data: bytes) -> None:
+        """Make ``data`` (whole lines) durable after what is durable already, or raise."""
+        ...
+
+    def close(self) -> None: ...
+
+
+class Hold(Protocol):
+    """What keeps other writers out of the session while the writer lives."""
+
+    def release(self) -> None: ...
+
+    def needs_check(self) -> bool:
+        """Whether ownership must be confirmed (``verify``) before more work is accepted."""
+        ...
+
+    def verify(self) -> None:
+        """Confirm the session is still this writer's (blocking), or raise a ``JournalError``
+        (taken over) or an ``OSError`` (the store is unreachable)."""
+        ...
 
 
 class JournalHealth(msgspec.Struct, frozen=True, rename="camel"):
@@ -96,9 +130,7 @@ class _Flush:
 
 
 class JournalWriter:
-    def __init__(
-        self, session_id: str, disk: DurableFile, lock: SessionLock, durable_seq: int
-    ) -> None:
+    def __init__(self, session_id: str, disk: Sink, lock: Hold, durable_seq: int) -> None:
         self.session_id = session_id
         self._disk = disk
         self._lock = lock
@@ -136,6 +168,11 @@ class JournalWriter:
     # -- state ------------------------------------------------------------------------------
 
     @property
+    def hold(self) -> Hold:
+        """What keeps other writers out (a file lock, a PostgreSQL lease)."""
+        return self._lock
+
+    @property
     def durable_seq(self) -> int:
         """The last seq known to be on disk (0: none)."""
         return self._durable_seq
@@ -153,6 +190,13 @@ class JournalWriter:
     def stats(self) -> JournalStats:
         disk = self._disk
         return JournalStats(self._flushes, disk.writes, disk.syncs, disk.truncates)
+
+    async def ensure_owned(self) -> None:
+        """Raise unless the session is still this writer's (``Hold.verify``); a file lock
+        cannot be lost, so for a file journal this costs nothing."""
+        if self._lock.needs_check():
+            with anyio.CancelScope(shield=True):
+                await anyio.to_thread.run_sync(self._lock.verify)
 
     # -- appending and flushing -------------------------------------------------------------
 

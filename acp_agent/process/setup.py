@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 import msgspec
 
 from acp_agent.config_file import read_config_file
+from acp_agent.journal.store_choice import choose_store
 from acp_agent.model.config import providers_from
 from acp_agent.model.registry import ModelCatalog
 from acp_agent.options import Options
@@ -55,13 +56,15 @@ class Setup(msgspec.Struct, frozen=True):
 
 def checked_setup(options: Options) -> Setup:
     """Read and check the config file once (``ConfigError``) and the model spec
-    (``BadModelSpec``); the ``[hooks]``, ``[permissions]`` and ``[sandbox]`` tables only when
-    there is one."""
+    (``BadModelSpec``), and choose the journal store (``journal/store_choice.py``: a bad URL or a
+    missing driver is a ``ConfigError``); the ``[hooks]``, ``[permissions]`` and ``[sandbox]``
+    tables only when there is one."""
     config = read_config_file(options.config)  # once, for every table
     providers = providers_from(config, options.config)
     models = ModelCatalog(options.model, providers, context_window=options.context_window)
     prompt = prompt_config_from(config, options.config)
     web_fetch = web_fetch_settings_from(config, options.config)
+    choose_store(options.state_dir, options.journal_store, config, options.config)
     if options.config is not None and "hooks" in config:
         from acp_agent.hooks.config import config_from
 

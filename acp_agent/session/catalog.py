@@ -2,7 +2,8 @@
 
 Listing must stay fast with thousands of sessions, so it never reads a journal past its header
 line: ``cwd`` comes from the header, ``updatedAt`` from the journal file's mtime (every durable
-append moves it), and the title from a tiny side file ``title`` written when the first direct
+append moves it; with the PostgreSQL store, the session row's ``updated_at``: the store's
+``sessions()``, ``journal/store.py``), and the title from a tiny side file ``title`` written when the first direct
 prompt of the session is admitted, and again when the model's title comes (``titles.py``).
 It is a cache (the first-prompt title is derivable from the journal), so the side file is
 written atomically but not fsynced: losing it loses nothing but a title. A title the
@@ -27,7 +28,8 @@ import msgspec
 
 from acp_agent.journal.events import SessionHeader
 from acp_agent.journal.files import fsync_dir
-from acp_agent.journal.paths import InvalidSessionId, journal_path, session_dir, validate_session_id
+from acp_agent.journal.paths import session_dir
+from acp_agent.journal.store import StoredSession, journal_store, keep_side_file
 
 TITLE_FILE = "title"
 CLIENT_TITLE_MARK = "title.client"
@@ -66,6 +68,7 @@ def write_title(state_dir: Path, session_id: str, title: str) -> None:
     finally:
         os.close(fd)
     os.replace(tmp, directory / TITLE_FILE)
+    keep_side_file(directory, TITLE_FILE, title.encode())
 
 
 def set_client_title(state_dir: Path, session_id: str, title: str) -> None:
@@ -81,6 +84,8 @@ def set_client_title(state_dir: Path, session_id: str, title: str) -> None:
     os.close(os.open(directory / CLIENT_TITLE_MARK, os.O_WRONLY | os.O_CREAT, 0o600))
     os.replace(tmp, directory / TITLE_FILE)
     fsync_dir(directory)
+    keep_side_file(directory, CLIENT_TITLE_MARK, b"")
+    keep_side_file(directory, TITLE_FILE, title.encode())
 
 
 def client_titled(directory: Path) -> bool:
@@ -95,33 +100,26 @@ def read_title(directory: Path) -> str | None:
         return None
 
 
-def summary(state_dir: Path, session_id: str) -> SessionSummary | None:
-    """One session's listing data from its header, mtime and title; None if unreadable."""
-    directory = session_dir(state_dir, session_id)
-    path = journal_path(directory)
+def summary(state_dir: Path, stored: StoredSession) -> SessionSummary | None:
+    """One session's listing data from its header line, last change and title; None if the
+    header is unreadable."""
     try:
-        with path.open("rb") as file:
-            header = _HEADER.decode(file.readline())
-        updated = path.stat().st_mtime_ns
-    except (OSError, msgspec.DecodeError):
+        header = _HEADER.decode(stored.header_line)
+    except msgspec.DecodeError:
         return None
-    archived = (directory / ARCHIVED_FILE).exists()
-    return SessionSummary(header.id, header.cwd, updated, read_title(directory), archived)
+    directory = session_dir(state_dir, stored.session_id)
+    archived = stored.archived
+    if archived is None:
+        archived = (directory / ARCHIVED_FILE).exists()
+    title = stored.title if stored.title is not None else read_title(directory)
+    return SessionSummary(header.id, header.cwd, stored.updated_ns, title, archived)
 
 
 def all_summaries(state_dir: Path) -> list[SessionSummary]:
-    root = state_dir / "sessions"
-    try:
-        names = os.listdir(root)
-    except FileNotFoundError:
-        return []
+    """Every session of the state dir's journal store (``journal/store.py``)."""
     found = []
-    for name in names:
-        try:
-            validate_session_id(name)
-        except InvalidSessionId:
-            continue
-        item = summary(state_dir, name)
+    for stored in journal_store(state_dir).sessions():
+        item = summary(state_dir, stored)
         if item is not None:
             found.append(item)
     return sorted(found, key=SessionSummary.key)

@@ -30,7 +30,8 @@ from acp_agent.journal.events import (
     source_kind,
 )
 from acp_agent.journal.paths import journal_path, session_dir, validate_session_id
-from acp_agent.journal.reader import load_journal
+from acp_agent.journal.reader import parse_journal
+from acp_agent.journal.store import journal_store
 from acp_agent.journal.turns import last_stable_boundary
 
 
@@ -70,7 +71,8 @@ def _line(entry: Entry) -> str | None:
 
 def snapshot(state_dir: Path, session_id: str) -> Snapshot:
     validate_session_id(session_id)
-    loaded = load_journal(journal_path(session_dir(state_dir, session_id)))
+    path = journal_path(session_dir(state_dir, session_id))
+    loaded = parse_journal(journal_store(state_dir).read(session_id), path=path)
     entries = stable_prefix(loaded.entries)
     seq = entries[-1].seq if entries else 0
     body = "\n".join(line for line in map(_line, entries) if line)

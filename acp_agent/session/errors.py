@@ -13,7 +13,13 @@ import os
 import resource
 from enum import StrEnum
 
-from acp_agent.journal.errors import JournalError, JournalLocked
+from acp_agent.journal.errors import (
+    JournalError,
+    JournalLeased,
+    JournalLocked,
+    JournalStoreDown,
+    JournalTakenOver,
+)
 from acp_agent.model.registry import KeyNeeded
 
 
@@ -58,8 +64,12 @@ class SessionUnavailable(SessionError):
     """
 
     def __init__(self, session_id: str, cause: JournalError | OSError) -> None:
-        if isinstance(cause, JournalLocked):
+        if isinstance(cause, JournalLeased | JournalTakenOver):
+            message = str(cause)  # says who has it (a shared store), and what to do
+        elif isinstance(cause, JournalLocked):
             message = locked_message(session_id, cause)
+        elif isinstance(cause, JournalStoreDown):
+            message = f"session {session_id!r} cannot be served now: {cause}"
         elif isinstance(cause, OSError) and _out_of_descriptors(cause):
             message = exhausted_message(session_id, cause)
         else:
@@ -70,6 +80,10 @@ class SessionUnavailable(SessionError):
 
     @property
     def reason(self) -> str:
+        if isinstance(self.cause, JournalTakenOver):
+            return "taken_over"
+        if isinstance(self.cause, JournalStoreDown):
+            return "store_unreachable"
         if isinstance(self.cause, JournalLocked):
             return "journal_locked"
         return "too_many_open_files" if _out_of_descriptors(self.cause) else "journal_unreadable"

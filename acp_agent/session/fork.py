@@ -10,10 +10,10 @@ start with an open turn that its first load closes as ``interrupted``, a turn th
 there. ``stable_boundaries`` (``journal/turns.py``, the turn grammar's one home) is the one
 definition; ``boundary_problem`` only explains a miss.
 
-The parent is *read*, never opened: ``load_journal`` takes no lock, so the parent may be live in
+The parent is *read*, never opened: the store's ``read`` takes no lock, so the parent may be live in
 this process or another one. Only what is on disk counts; a damaged tail is ignored, as the
-parent's next open moves it aside. The child is an ordinary session made by
-``JournalWriter.create``: header ``parent {sessionId, seq}``, the parent's cwd unless another is
+parent's next open moves it aside. The child is an ordinary session made by the store's
+``create`` (``journal/store.py``: a file, or rows in PostgreSQL): header ``parent {sessionId, seq}``, the parent's cwd unless another is
 given, and the parent's entries 1..seq appended with the same ``seq``, ``time`` and data, so the
 copied events may predate the child's ``createdAt``. The copy is checked against the invariant
 before anything is created, then made durable by one flush.
@@ -34,7 +34,7 @@ import anyio
 import structlog
 
 from acp_agent.content import JsonObject, plain_text
-from acp_agent.journal.errors import JournalCorrupt, JournalError, JournalExists, JournalNotFound
+from acp_agent.journal.errors import JournalCorrupt, JournalError, JournalExists
 from acp_agent.journal.events import (
     Entry,
     Parent,
@@ -46,7 +46,8 @@ from acp_agent.journal.events import (
 from acp_agent.journal.files import FileFactory
 from acp_agent.journal.invariant import check
 from acp_agent.journal.paths import journal_path, session_dir, validate_session_id
-from acp_agent.journal.reader import ParsedJournal, load_journal
+from acp_agent.journal.reader import ParsedJournal, parse_journal
+from acp_agent.journal.store import JournalStore, journal_store
 from acp_agent.journal.turns import (
     last_stable_boundary,
     span_open_at,
@@ -139,9 +140,12 @@ async def fork_session(
     )
     _check_copy(parent_id, at, header, copied)
     directory = session_dir(state_dir, header.id)
-    if directory.exists():
+    store = journal_store(state_dir)
+    if directory.exists() or (
+        store.shared and await anyio.to_thread.run_sync(store.exists, child_id)
+    ):
         raise JournalExists(header.id, journal_path(directory))
-    await _write_child(directory, header, copied, file_factory)
+    await _write_child(store, directory, header, copied, file_factory)
     await _inherit_title(state_dir, header.id, copied)
     await _inherit_settings(state_dir, parent_id, header.id)
     log.info("session_forked", session_id=header.id, parent=parent_id, seq=at)
@@ -150,9 +154,7 @@ async def fork_session(
 
 def _read_parent(state_dir: Path, parent_id: str) -> ParsedJournal:
     path = journal_path(session_dir(state_dir, parent_id))
-    if not path.is_file():
-        raise JournalNotFound(parent_id, path)
-    parsed = load_journal(path)
+    parsed = parse_journal(journal_store(state_dir).read(parent_id), path=path)
     if parsed.header.id != parent_id:
         reason = f"header names session {parsed.header.id!r}, not {parent_id!r}"
         raise JournalCorrupt(reason, offset=0, seq=None, path=path)
@@ -168,25 +170,29 @@ def _check_copy(parent_id: str, at: int, header: SessionHeader, copied: Sequence
 
 
 async def _write_child(
+    store: JournalStore,
     directory: Path,
     header: SessionHeader,
     copied: Sequence[Entry],
     file_factory: FileFactory | None,
 ) -> None:
-    writer = await JournalWriter.create(directory, header, file_factory=file_factory)
+    writer = await store.create(header, file_factory)
     try:
         for entry in copied:
             writer.append(entry)
         await writer.close()
     except BaseException:
         with anyio.CancelScope(shield=True):
-            await _discard(writer, directory)
+            await _discard(store, writer, directory)
         raise
 
 
-async def _discard(writer: JournalWriter, directory: Path) -> None:
+async def _discard(store: JournalStore, writer: JournalWriter, directory: Path) -> None:
     with suppress(JournalError):
         await writer.close()
+    if store.shared:
+        with suppress(JournalError, OSError):
+            await anyio.to_thread.run_sync(store.delete, writer.session_id)
     await anyio.to_thread.run_sync(shutil.rmtree, directory, True)
     log.warning("session_fork_discarded", session_id=writer.session_id)
 

@@ -1,4 +1,6 @@
-"""A session's journal on disk, taken for a live session: created, opened or forked.
+"""A session's journal in its store, taken for a live session: created, opened or forked.
+
+The store is the state dir's (``journal/store.py``: files under it, or PostgreSQL).
 
 Each function returns a ``JournalWriter`` holding the session's lock, or raises a session error
 (``errors.py``) that says what went wrong in the session layer's words: never a silent fresh
@@ -11,6 +13,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import anyio
 import msgspec
 import structlog
 
@@ -18,8 +21,9 @@ from acp_agent.content import JsonObject
 from acp_agent.journal.errors import JournalError, JournalExists, JournalNotFound
 from acp_agent.journal.events import Entry, SessionHeader
 from acp_agent.journal.files import FileFactory
-from acp_agent.journal.paths import InvalidSessionId, journal_path, session_dir, validate_session_id
+from acp_agent.journal.paths import InvalidSessionId, session_dir, validate_session_id
 from acp_agent.journal.recovery import interrupted_turn_repair
+from acp_agent.journal.store import journal_store
 from acp_agent.journal.writer import JournalWriter
 from acp_agent.session.catalog import read_title
 from acp_agent.session.errors import (
@@ -58,11 +62,16 @@ async def create_journal(
     """A new session's journal. A directory without a journal is what a ``session/new`` cut by
     a crash leaves: that id was never answered to anyone, so it is free."""
     checked_id(header.id, IdRole.REQUESTED)
-    directory = session_dir(state_dir, header.id)
-    if journal_path(directory).exists():
-        raise SessionIdInUse(header.id)
+    store = journal_store(state_dir)
     try:
-        return await JournalWriter.create(directory, header, file_factory=file_factory)
+        # Files: one stat, as ever (no thread hop on a session/new); a database: off the loop.
+        if store.shared:
+            taken = await anyio.to_thread.run_sync(store.exists, header.id)
+        else:
+            taken = store.exists(header.id)
+        if taken:
+            raise SessionIdInUse(header.id)
+        return await store.create(header, file_factory)
     except JournalExists as exc:
         raise SessionIdInUse(header.id) from exc
     except (JournalError, OSError) as exc:
@@ -74,10 +83,11 @@ async def open_journal(
 ) -> Opened:
     """A session on disk: loaded, tail-repaired, an interrupted turn closed."""
     directory = session_dir(state_dir, checked_id(session_id, IdRole.EXISTING))
-    if not directory.is_dir():
+    store = journal_store(state_dir)
+    if not store.shared and not directory.is_dir():
         raise UnknownSession(session_id)
     try:
-        writer, loaded = await JournalWriter.open(directory, file_factory=file_factory)
+        writer, loaded = await store.open(session_id, file_factory)
     except JournalNotFound as exc:  # a session/new cut by a crash: no session there
         raise UnknownSession(session_id) from exc
     except (JournalError, OSError) as exc:

@@ -39,6 +39,7 @@ from acp_agent.journal.errors import JournalError, JournalFlushError
 from acp_agent.journal.events import Entry, SessionHeader, Source, SourceKind, source
 from acp_agent.journal.files import FileFactory
 from acp_agent.journal.paths import journal_path, session_dir
+from acp_agent.journal.store import journal_store
 from acp_agent.journal.writer import JournalHealth, JournalWriter
 from acp_agent.mcp.config import McpServerConfig
 from acp_agent.model.base import Capabilities, ModelProvider, context_window_of
@@ -51,6 +52,7 @@ from acp_agent.session.errors import (
     ModelKeyMissing,
     SessionBusy,
     SessionIdInUse,
+    SessionUnavailable,
     UnknownModel,
     UnknownSession,
 )
@@ -148,7 +150,7 @@ class Session(Generic[Obs]):
         level = (self.thought_level or "default") if self.thinks else None
         return SessionStatus(
             self.id,
-            str(self.journal_path),
+            self.journal_location,
             self.cwd,
             self.model,
             str(self.mode),
@@ -186,7 +188,17 @@ class Session(Generic[Obs]):
 
     # -- driving it ------------------------------------------------------------------------
 
+    async def ensure_owned(self) -> None:
+        """``SessionUnavailable`` when the session's journal is no longer this process's (a
+        shared store: taken over by another process) or its store cannot say (unreachable).
+        Free for a file journal; see ``journal/postgres/lease.py``."""
+        try:
+            await self.actor.writer.ensure_owned()
+        except (JournalError, OSError) as exc:
+            raise SessionUnavailable(self.id, exc) from exc
+
     async def inject(self, content: Content, src: Source | None = None) -> Injected:
+        await self.ensure_owned()
         blocks, tag = as_blocks(content), src or source(SourceKind.PLUGIN)
         message_id, placement = await self.actor.inject(blocks, tag)
         await self._tell_of_unseen_images(blocks)
@@ -195,6 +207,7 @@ class Session(Generic[Obs]):
     async def send(self, prompt: Content) -> PendingPrompt:
         """What the user typed: a slash command does what it says (``commands/dispatch.py``;
         ``CommandRefused``), anything else is queued as the prompt (``submit``)."""
+        await self.ensure_owned()
         blocks = as_blocks(prompt)
         await self._skills_read()
         ran = await dispatch.run(self, blocks)
@@ -209,6 +222,7 @@ class Session(Generic[Obs]):
         """Queue ``prompt`` as it is; the text of files it links to (``resources.py``) joins it
         first. ``read_only``: its turn's tools are decided as in read-only mode whatever the
         session's mode (``/review``); the mode itself does not change."""
+        await self.ensure_owned()
         blocks = await with_linked_files(as_blocks(prompt), self.actor.deps.tools.context)
         pending = PendingPrompt(await self.actor.submit(blocks, read_only=read_only))
         await self._tell_of_unseen_images(blocks)
@@ -216,6 +230,7 @@ class Session(Generic[Obs]):
 
     async def steer(self, prompt: Content) -> Placement:
         """Into the running turn at its next step; with no turn running, as a new prompt."""
+        await self.ensure_owned()
         blocks = as_blocks(prompt)
         placement = await self.actor.steer(blocks)
         await self._tell_of_unseen_images(blocks)
@@ -276,6 +291,12 @@ class Session(Generic[Obs]):
     @property
     def journal_path(self) -> Path:
         return journal_path(session_dir(self._sessions.state_dir, self.id))
+
+    @property
+    def journal_location(self) -> str:
+        """Where the journal is, for people: its file, or the shared store that holds it."""
+        store = journal_store(self._sessions.state_dir)
+        return f"{store.label} (session {self.id})" if store.shared else str(self.journal_path)
 
     @property
     def state_dir(self) -> Path:
@@ -499,6 +520,7 @@ class Sessions(Generic[Obs]):
         self.require_key(self.wiring.models.default)
         live = self._open.get(session_id)
         if live is not None:
+            await live.ensure_owned()  # a shared store's session may have been taken over
             return live
         return await self._open_from_disk(session_id)
 

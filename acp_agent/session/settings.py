@@ -5,6 +5,7 @@ They are not history, so they are not journal events: a side file ``settings.jso
 session directory, beside the title, rewritten whole (temp file, ``fsync``, rename) whenever the
 client changes one through ``session/set_mode`` or ``session/set_config_option``. ``session/load``
 and ``session/resume`` start the session with them, and ``session/fork`` copies the parent's.
+A shared journal store keeps a copy for the next host to open the session (``store.py``).
 
 Reading never fails a load: a missing file is the defaults; an unreadable or malformed one is
 logged (``session_settings_unreadable``) and is the defaults too. A value that no longer applies
@@ -22,6 +23,7 @@ import structlog
 
 from acp_agent.journal.files import fsync_dir
 from acp_agent.journal.paths import session_dir
+from acp_agent.journal.store import keep_side_file
 from acp_agent.session.system_prompt import SessionPrompt
 
 log = structlog.get_logger(__name__)
@@ -66,6 +68,7 @@ def write_settings(directory: Path, settings: SessionSettings) -> None:
         os.close(fd)
     os.replace(tmp, directory / SETTINGS_FILE)
     fsync_dir(directory)
+    keep_side_file(directory, SETTINGS_FILE, msgspec.json.encode(settings))
 
 
 async def load_settings(state_dir: Path, session_id: str) -> SessionSettings:

@@ -1,5 +1,9 @@
 """A session's place on disk beyond its journal: deleting it, archiving it, asking after it.
 
+The journal itself is the store's (``journal/store.py``); what follows is the ``file`` store's
+own way of deleting (``journal/filestore.py`` does it). A PostgreSQL session is deleted by one
+transaction (its rows), then this host's side-file directory is removed.
+
 Theory of operation
 -------------------
 A session is its directory ``<state>/sessions/<id>``: the journal, the ``lock`` file, the side
@@ -23,64 +27,56 @@ Every function here blocks (file system calls): call them through ``anyio.to_thr
 from __future__ import annotations
 
 import os
-import uuid
 from pathlib import Path
 
 import structlog
 
-from acp_agent.journal.errors import JournalLocked
-from acp_agent.journal.files import FILE_MODE, fsync_dir
-from acp_agent.journal.lock import SessionLock, current_holder
-from acp_agent.journal.paths import journal_path, session_dir
+from acp_agent.journal.errors import JournalLeased, JournalLocked
+from acp_agent.journal.files import FILE_MODE, fsync_dir, make_private_dirs
+from acp_agent.journal.filestore import TOMBSTONE_PREFIX, sweep_tombstones
+from acp_agent.journal.paths import session_dir
+from acp_agent.journal.store import journal_store, keep_side_file
 from acp_agent.session.catalog import ARCHIVED_FILE
 from acp_agent.session.errors import IdRole, SessionUnavailable, UnknownSession
 from acp_agent.session.opening import checked_id
 
 log = structlog.get_logger("acp_agent.sessions")
 
-TOMBSTONE_PREFIX = ".deleted-"
+__all__ = ["TOMBSTONE_PREFIX", "delete_session", "existing_dir", "set_archived", "sweep_tombstones"]
 
 
 def existing_dir(state_dir: Path, session_id: str) -> Path:
-    """The directory of a session on disk (one with a journal); ``UnknownSession`` else."""
+    """The directory of a session in the store (one with a journal); ``UnknownSession`` else.
+    With a shared store the directory (side files only) is made here when this host has none."""
     directory = session_dir(state_dir, checked_id(session_id, IdRole.EXISTING))
-    if not journal_path(directory).is_file():
+    store = journal_store(state_dir)
+    try:
+        known = store.exists(session_id)
+    except OSError as exc:
+        raise SessionUnavailable(session_id, exc) from exc
+    if not known:
         raise UnknownSession(session_id)
+    if store.shared:
+        make_private_dirs(directory)
     return directory
 
 
 def delete_session(state_dir: Path, session_id: str) -> None:
-    """Remove the session from disk, durably (see the module docstring). ``UnknownSession``;
-    ``SessionUnavailable`` when another process holds it."""
-    directory = existing_dir(state_dir, session_id)
-    sessions = directory.parent
+    """Remove the session from its store, durably (``JournalStore.delete``; files: see the
+    module docstring). ``UnknownSession``; ``SessionUnavailable`` when another process holds
+    it or the store cannot be reached."""
+    existing_dir(state_dir, session_id)
     try:
-        lock = SessionLock.acquire(directory, session_id)
-    except JournalLocked as exc:
+        journal_store(state_dir).delete(session_id)
+    except (JournalLocked, OSError) as exc:
         raise SessionUnavailable(session_id, exc) from exc
-    tombstone = sessions / f"{TOMBSTONE_PREFIX}{session_id}-{uuid.uuid4().hex[:8]}"
-    try:
-        os.rename(directory, tombstone)
-        fsync_dir(sessions)
-    finally:
-        lock.release()
     log.info("session_deleted", session_id=session_id)
-    sweep_tombstones(sessions)
-
-
-def sweep_tombstones(sessions: Path) -> None:
-    """Remove what deletes left behind (this one's, and any a crash cut short)."""
-    import shutil  # here: with bz2 and lzma, ~3 ms of a fresh process's first session/new
-
-    for name in os.listdir(sessions):
-        if name.startswith(TOMBSTONE_PREFIX):
-            shutil.rmtree(sessions / name, ignore_errors=True)
-    fsync_dir(sessions)
 
 
 def set_archived(directory: Path, archived: bool) -> None:
     """Write or remove the ``archived`` flag, durably; setting it twice is no change."""
     flag = directory / ARCHIVED_FILE
+    keep_side_file(directory, ARCHIVED_FILE, b"" if archived else None)
     if archived:
         fd = os.open(flag, os.O_WRONLY | os.O_CREAT | os.O_CLOEXEC, FILE_MODE)
         try:
@@ -97,7 +93,13 @@ def set_archived(directory: Path, archived: bool) -> None:
 
 def refuse_if_held(directory: Path, session_id: str) -> None:
     """``SessionUnavailable`` (journal_locked) when another process has the session open."""
-    holder = current_holder(directory)
+    store = journal_store(directory.parent.parent)
+    try:
+        holder = store.holder(session_id)
+    except OSError as exc:
+        raise SessionUnavailable(session_id, exc) from exc
+    if holder is not None and holder.owner is not None:
+        raise SessionUnavailable(session_id, JournalLeased(session_id, holder.owner, store.label))
     if holder is not None:
         locked = JournalLocked(session_id, directory / "lock", holder.pid)
         raise SessionUnavailable(session_id, locked)

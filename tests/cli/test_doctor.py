@@ -20,7 +20,9 @@ import pytest
 from acp_agent.journal.events import Entry, TurnEnd, TurnEndKind, TurnEndReason
 from acp_agent.journal.format import encode_entry
 from acp_agent.journal.lock import SessionLock
+from acp_agent.journal.store import forget_store, use_store
 from tests.fork.support import LAST_SEQ, PARENT, build_parent
+from tests.journal.builders import HEADER, T0, simple_turn
 
 SECRET = "sk-doctor-test-0123456789-secret"
 
@@ -393,3 +395,28 @@ def test_permission_rules_are_checked_with_the_servers_messages(
     data = report(doctor(tmp_path, *args, "--config", str(config)))
     messages = [f["message"] for f in findings(data, "config")]
     assert "[permissions] parses: 1 allow, 0 ask, 1 deny" in messages
+
+
+# -- a shared journal store -----------------------------------------------------------------------
+
+
+def test_the_journals_of_a_postgresql_store_are_checked(
+    tmp_path: Path, script: Path, pg_url: str
+) -> None:
+    async def write() -> None:
+        writer = await use_store(tmp_path / "writer", pg_url).create(HEADER, None)
+        for event in simple_turn(1):
+            writer.append(Entry(writer.next_seq, T0, event))
+        await writer.close()
+
+    try:
+        anyio.run(write)
+    finally:
+        forget_store(tmp_path / "writer")
+    fresh = tmp_path / "elsewhere"  # another host's state dir: nothing of the session's there
+    args = ["--model", f"script:{script}", "--state-dir", str(fresh), "--offline", "--json"]
+    result = doctor(tmp_path, *args, env={"ACP_AGENT_JOURNAL_STORE": pg_url})
+    assert result.returncode == 0, result.stdout + result.stderr
+    journals = findings(report(result), "journals")
+    assert journals[0]["check"] == "journal.store" and "postgresql://" in journals[0]["message"]
+    assert journals[-1]["message"] == "1 of 1 journals healthy"
