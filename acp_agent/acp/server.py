@@ -61,6 +61,7 @@ from acp_agent.acp.params import (
     session_prompt,
     valid_roots,
 )
+from acp_agent.acp.sandbox_option import SANDBOX_OPTION, choose_sandbox, sandbox_option
 from acp_agent.acp.schema import (
     AuthenticateParams,
     ForkRequestMeta,
@@ -263,20 +264,29 @@ class AgentServer:
         return {**msgspec.to_builtins(result), "_meta": {"acp_agent": ours}}
 
     def _config_options(self, session: AcpSession) -> list[SessionConfigSelect]:
-        """Every config option of the session: the model (when offered), then the mode."""
+        """Every config option of the session: the model (when offered), the mode, the
+        thinking level (when the model takes one), the sandbox."""
         thought = [thought_option(session.thought_level)] if session.thinks else []
-        return [*self.models.options(session.model), mode_option(session.mode), *thought]
+        mode, sandbox = mode_option(session.mode), sandbox_option(session.sandbox)
+        return [*self.models.options(session.model), mode, *thought, sandbox]
 
     async def set_config_option(
         self, params: SetConfigOptionParams
     ) -> SetConfigOptionResult | Then:
         """The model selector (``model_option.py``); takes effect at the next model request.
-        The mode selector (``mode_option.py``); takes effect at the next tool call."""
+        The mode selector (``mode_option.py``); takes effect at the next tool call. The
+        sandbox (``sandbox_option.py``): at the next command, announced (``config_option_update``)."""
         session = self.sessions.get(params.session_id)
         if params.config_id == MODE_OPTION:
             await session.set_mode(choose_mode(params.value, "$.value"))
             return self._announcing_mode(
                 session, SetConfigOptionResult(self._config_options(session))
+            )
+        if params.config_id == SANDBOX_OPTION:
+            await session.set_sandbox(choose_sandbox(params.value, "$.value"))
+            options = self._config_options(session)
+            return Then(
+                SetConfigOptionResult(options), lambda: session.observer.config_changed(options)
             )
         if params.config_id == THOUGHT_OPTION and session.thinks:
             await session.set_thought_level(choose_level(params.value))

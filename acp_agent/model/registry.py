@@ -216,6 +216,12 @@ class ModelCatalog:
         """Every spec a session may switch to, the default first."""
         return list(dict.fromkeys(filter(None, [self.default, *self._listed])))
 
+    def key_names(self) -> frozenset[str]:
+        """The environment variables that hold a provider's key (built-in or configured): no
+        command the agent runs sees them (``sandbox/credentials.py``)."""
+        names = (provider.endpoint.api_key_env for provider in self._providers.values())
+        return frozenset(name for name in names if name)
+
     def offers_selector(self) -> bool:
         """Whether sessions get a model ``configOptions`` entry: when a real model is there."""
         return any(self.provider(spec).capabilities.selectable for spec in self.choices())

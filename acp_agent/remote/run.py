@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 
 import anyio
 import structlog
@@ -54,5 +55,11 @@ def run_listen(options: Options, args: argparse.Namespace) -> int:
         setup.web_fetch,
         setup.rules(options),
         listen.detach_grace,
+        setup.sandbox(options, _token_files(args)),
     )
     return finish(anyio.run(listen_and_serve, hub, listen, sock, latch.take))
+
+
+def _token_files(args: argparse.Namespace) -> tuple[Path, ...]:
+    """The token file, which no command may read (``sandbox/argv.py`` hides it)."""
+    return (Path(args.token_file),) if args.token_file else ()

@@ -47,6 +47,8 @@ from acp_agent.journal.writer import JournalHealth, JournalWriter
 from acp_agent.mcp.config import McpServerConfig
 from acp_agent.model.base import Capabilities, ModelProvider, context_window_of
 from acp_agent.permissions.book import SessionRules
+from acp_agent.sandbox.guard import SessionSandbox
+from acp_agent.sandbox.policy import SandboxPolicy, parse_policy
 from acp_agent.session import shelf
 from acp_agent.session.catalog import set_client_title, write_title
 from acp_agent.session.errors import (
@@ -459,12 +461,31 @@ class Session(Generic[Obs]):
         self.actor.deps.model_titles = self._sessions.titles_for(spec, provider)
         self._chosen_model = spec
 
+    @property
+    def sandbox(self) -> SandboxPolicy:
+        """The policy the session's commands run under (chosen, configured or the default)."""
+        return self._commands.policy
+
+    async def set_sandbox(self, policy: SandboxPolicy) -> None:
+        """Run the session's commands under ``policy`` from the next one on; kept like the
+        mode (a session loaded, resumed or forked later has it too)."""
+        self._commands.chosen = policy
+        log.info("session_sandbox_set", session_id=self.id, policy=str(policy))
+        await self._save_settings()
+
+    @property
+    def _commands(self) -> SessionSandbox:
+        return self.actor.deps.tools.context.sandbox
+
     def restore(self, settings: SessionSettings) -> None:
         self._prompt = settings.system_prompt
         self.actor.deps.reasoning_effort = settings.thought_level
         mode = parse_mode(settings.mode) if settings.mode is not None else None
         if mode is not None:
             self.actor.deps.tools.permissions.mode = mode
+        sandbox = parse_policy(settings.sandbox)
+        if sandbox is not None:
+            self._commands.chosen = sandbox
         if settings.model is None:
             return
         models = self._sessions.wiring.models
@@ -517,7 +538,9 @@ class Session(Generic[Obs]):
 
     async def _save_settings(self) -> None:
         level, prompt = self.thought_level, self._prompt
-        settings = SessionSettings(str(self.mode), self._chosen_model, level, prompt)
+        chosen = self._commands.chosen
+        sandbox = str(chosen) if chosen is not None else None
+        settings = SessionSettings(str(self.mode), self._chosen_model, level, prompt, sandbox)
         await save_settings(self._sessions.state_dir, self.id, settings)
 
 

@@ -38,6 +38,7 @@ import structlog
 
 from acp_agent.content import ContentBlock, TextContent
 from acp_agent.journal.events import Source, SourceKind, source
+from acp_agent.sandbox.guard import Confined
 from acp_agent.tools.process import DETACHED_GRACE_S, end_group, kill_group, start_group
 from acp_agent.tools.task_record import (
     CLOSED,
@@ -119,9 +120,9 @@ class TaskTable:
     def running_count(self) -> int:
         return len(self._running)
 
-    async def start(self, command: str, cwd: Path) -> TaskRecord:
-        """Start ``command`` as a task; ``TaskLimit`` when ``MAX_RUNNING`` already run;
-        ``OSError`` when the shell cannot start."""
+    async def start(self, command: str, cwd: Path, confined: Confined | None = None) -> TaskRecord:
+        """Start ``command`` as a task, inside ``confined``'s sandbox; ``TaskLimit`` when
+        ``MAX_RUNNING`` already run; ``OSError`` when the shell cannot start."""
         if self._tg is None or self._closing:
             raise TaskLimit("the session is closing: no task can start")
         if len(self._running) >= MAX_RUNNING:
@@ -137,7 +138,7 @@ class TaskTable:
             output_path(self.directory, record.id), os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600
         )
         try:
-            process = await start_group(command, str(cwd))
+            process = await start_group(command, str(cwd), confined)
         except BaseException:
             os.close(out)
             raise

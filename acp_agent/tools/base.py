@@ -19,6 +19,7 @@ import msgspec
 
 from acp_agent.checkpoints.recorder import Recorder
 from acp_agent.content import ContentBlock, TextContent
+from acp_agent.sandbox.guard import SessionSandbox
 from acp_agent.tools.background import TaskTable
 from acp_agent.tools.client import ClientElicitation, ClientTerminals, ClientWriter, ToolProgress
 from acp_agent.tools.permissions import CallInfo, Permissions
@@ -74,7 +75,8 @@ class ToolContext:
     ``call`` is set by the runner for each call; the client services are ``None`` unless the
     client advertised them; ``permissions`` decides writes and commands (``permissions.py``);
     ``checkpoints`` records what the tools change (``None``: nothing is recorded);
-    ``tasks`` holds the session's background commands."""
+    ``tasks`` holds the session's background commands; ``sandbox`` confines the commands (``acp_agent/sandbox/``). Its default, ``off``, is for a
+    context built by hand (the tools' unit tests); every door passes the session's own."""
 
     session_id: str
     cwd: Path
@@ -93,6 +95,7 @@ class ToolContext:
     subagents: Subagents | None = None
     """Runs ``agent`` calls (``subagent.py``); set by the session layer, ``None`` at the
     deepest level."""
+    sandbox: SessionSandbox = field(default_factory=SessionSandbox.off)
 
     def all_roots(self) -> tuple[Path, ...]:
         return (self.cwd, *self.roots)

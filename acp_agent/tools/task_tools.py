@@ -16,6 +16,7 @@ from pathlib import Path
 import msgspec
 
 from acp_agent.content import TextContent
+from acp_agent.sandbox.guard import Confined
 from acp_agent.tools.args import parse, string
 from acp_agent.tools.background import TaskLimit, TaskTable, UnknownTask
 from acp_agent.tools.base import Location, ToolContext, ToolError, ToolKind, ToolOutput
@@ -31,18 +32,22 @@ def _table(ctx: ToolContext, tool: str) -> TaskTable:
     return ctx.tasks
 
 
-async def in_background(ctx: ToolContext, command: str, cwd: Path) -> ToolOutput:
-    """Start ``command`` as a task; the result's first line is ``task: <id>``. A 9th task while
-    8 run is refused (an error result)."""
+async def in_background(
+    ctx: ToolContext, command: str, cwd: Path, confined: Confined
+) -> ToolOutput:
+    """Start ``command`` as a task inside ``confined``'s sandbox (the session's, as for every
+    command); the result's first line is ``task: <id>``, its second the sandbox policy. A 9th
+    task while 8 run is refused (an error result)."""
     table = _table(ctx, "run_command")
     try:
-        record = await table.start(command, cwd)
+        record = await table.start(command, cwd, confined)
     except TaskLimit as exc:
         raise ToolError(f"run_command: refused: {exc}") from exc
     except OSError as exc:
         raise ToolError(f"run_command: cannot start the background task: {exc}") from exc
     text = (
         f"task: {record.id}\n"
+        f"{confined.note}\n"
         f"started in the background: $ {command}\n"
         f"Read its output with task_output {{task: {record.id!r}}}, end it with task_stop; "
         "when it ends you will be told in a message."
