@@ -31,6 +31,7 @@ from tests.integration.long_work import (
     wait_for_file,
 )
 from tests.integration.support import check_journal, serve_command, write_script
+from tests.sandbox.support import needs_sandbox, unsandboxed
 from tests.support.recording import RawAgent
 from tests.support.requests import read_requests
 from tests.support.transcript import without_seq
@@ -38,6 +39,9 @@ from tests.support.transcript import without_seq
 pytestmark = pytest.mark.subprocess
 
 SID = "tasks"
+"""The tests but the last run their tasks unsandboxed (``unsandboxed``): they watch a task's
+process by its host pid and hand it files under the host's ``/tmp``, which the sandbox's own pid
+namespace and private ``/tmp`` hide. The last one checks the sandbox around a task."""
 
 
 def chunk_text(chunk: dict[str, object]) -> str:
@@ -58,7 +62,7 @@ async def test_a_task_ending_between_turns_is_appended_announced_and_runs_no_mod
         {"text": "started it"},
     )
     env = {**agent_env, "ACP_AGENT_SCRIPT_REQUESTS": str(log)}
-    async with RawAgent(serve_command(script), env=env) as agent:
+    async with RawAgent(serve_command(script, *unsandboxed(tmp_path)), env=env) as agent:
         peer = await start(agent, workspace, SID)
         assert await prompt_and_wait(peer, 3, SID, "build in the background") == "end_turn"
         result = next(iter(tool_results(peer, SID).values()))
@@ -113,7 +117,7 @@ async def test_a_task_ending_during_a_batch_lands_after_the_whole_batch(
         {"text": "it was stopped"},
     )
     env = {**agent_env, "ACP_AGENT_SCRIPT_REQUESTS": str(log)}
-    async with RawAgent(serve_command(script), env=env) as agent:
+    async with RawAgent(serve_command(script, *unsandboxed(tmp_path)), env=env) as agent:
         peer = await start(agent, workspace, SID)
         assert await prompt_and_wait(peer, 3, SID, "go") == "end_turn"
         results = tool_results(peer, SID)
@@ -155,7 +159,7 @@ async def test_tasks_are_killed_on_close_not_on_cancel_and_reported_at_the_next_
         {"toolCalls": [bg_call("c1", f"echo $$ > {pid_file}; exec sleep 60")]},
         {"text": "working", "hang": True},
     )
-    async with RawAgent(serve_command(script), env=agent_env) as agent:
+    async with RawAgent(serve_command(script, *unsandboxed(tmp_path)), env=agent_env) as agent:
         peer = await start(agent, workspace, SID)
         await agent.send(
             {
@@ -193,7 +197,7 @@ async def test_a_ninth_running_task_is_refused(
 ) -> None:
     calls = [bg_call(f"c{n}", "sleep 60") for n in range(1, 10)]
     script = write_script(tmp_path / "s.jsonl", {"toolCalls": calls}, {"text": "nine"})
-    async with RawAgent(serve_command(script), env=agent_env) as agent:
+    async with RawAgent(serve_command(script, *unsandboxed(tmp_path)), env=agent_env) as agent:
         peer = await start(agent, workspace, SID)
         assert await prompt_and_wait(peer, 3, SID, "go") == "end_turn"
         results = tool_results(peer, SID)
@@ -213,14 +217,16 @@ async def test_a_task_left_running_by_a_crash_is_reported_ended_by_the_restart(
         {"toolCalls": [bg_call("c1", f"echo $$ > {pid_file}; exec sleep 60")]},
         {"text": "started"},
     )
-    async with RawAgent(serve_command(script), env=agent_env, expect_exit_code=None) as agent:
+    async with RawAgent(
+        serve_command(script, *unsandboxed(tmp_path)), env=agent_env, expect_exit_code=None
+    ) as agent:
         peer = await start(agent, workspace, SID)
         assert await prompt_and_wait(peer, 3, SID, "go") == "end_turn"
         agent.process.send_signal(signal.SIGKILL)
         await agent.wait_exit()
     pid = int(pid_file.read_text())
     assert alive(pid), "a kill -9 leaves the task's process behind"
-    async with RawAgent(serve_command(script), env=agent_env) as again:
+    async with RawAgent(serve_command(script, *unsandboxed(tmp_path)), env=agent_env) as again:
         peer = await initialized(again)
         await again.send(load(3, SID, workspace))
         await peer.until_answered(3, 10)
@@ -244,7 +250,9 @@ async def test_tasks_are_killed_when_the_process_is_signalled(
         {"toolCalls": [bg_call("c1", f"echo $$ > {pid_file}; exec sleep 60")]},
         {"text": "started"},
     )
-    async with RawAgent(serve_command(script), env=agent_env, expect_exit_code=None) as agent:
+    async with RawAgent(
+        serve_command(script, *unsandboxed(tmp_path)), env=agent_env, expect_exit_code=None
+    ) as agent:
         peer = await start(agent, workspace, SID)
         assert await prompt_and_wait(peer, 3, SID, "go") == "end_turn"
         pid = int(pid_file.read_text())
@@ -253,3 +261,30 @@ async def test_tasks_are_killed_when_the_process_is_signalled(
         await agent.wait_exit()
     assert not alive(pid), "the end of the process kills its sessions' tasks"
     assert task_table(state_dir, SID)[0]["status"] == "closed"
+
+
+@needs_sandbox
+async def test_a_background_task_runs_in_the_sessions_sandbox(
+    tmp_path: Path, workspace: Path, agent_env: dict[str, str]
+) -> None:
+    outside = tmp_path / "outside.txt"  # under /tmp: the sandbox's own /tmp takes it
+    elsewhere = Path("/var/tmp") / f"acp-agent-test-{tmp_path.name}"  # read-only inside
+    command = (
+        f"echo inside > inside.txt; echo escaped > {outside}; "
+        f"echo escaped > {elsewhere} || echo refused"
+    )
+    script = write_script(
+        tmp_path / "script.jsonl",
+        {"toolCalls": [bg_call("c1", command)]},
+        {"text": "started it"},
+    )
+    async with RawAgent(serve_command(script), env=agent_env) as agent:
+        peer = await start(agent, workspace, SID)
+        assert await prompt_and_wait(peer, 3, SID, "write both") == "end_turn"
+        result = next(iter(tool_results(peer, SID).values()))
+        assert result.startswith("completed: task: t1\nsandbox: workspace-write\n"), result
+        await peer.until(lambda: bool(task_chunks(peer, SID)), 10, "the task's ending")
+        [chunk] = task_chunks(peer, SID)
+    assert "refused" in chunk_text(chunk), chunk_text(chunk)  # the write outside was refused
+    assert (workspace / "inside.txt").read_text() == "inside\n"
+    assert not outside.exists() and not elsewhere.exists()
