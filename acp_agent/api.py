@@ -26,6 +26,9 @@ Permission rules: ``[permissions]``-style rules are given per session through ``
 (``Permissions(rules=RuleBook(config_rules, state_dir).for_session(cwd))``); by default each
 session sees the project rules saved under ``state_dir``; ``/permissions [remove N]`` works as
 over ACP (``Session.rules`` holds them).
+Commands (``run_command``) run in the OS sandbox (``acp_agent/sandbox/``): ``sandbox=`` a
+``Sandbox`` (its ``configured`` policy, what it hides, which credentials it drops); by default
+``Sandbox(state_dir)``, the server's default policy with the state directory hidden.
 ``session.inject_workspace_instructions()`` injects ``AGENTS.md`` and friends as ``plugin`` context,
 as the server does for every new session.
 
@@ -53,6 +56,7 @@ from acp_agent.model.registry import ModelCatalog
 from acp_agent.model.script import ScriptModel
 from acp_agent.model.window import DEFAULT_CONTEXT_WINDOW
 from acp_agent.permissions.book import RuleBook
+from acp_agent.sandbox.guard import Sandbox, SessionSandbox
 from acp_agent.session.crossref import snapshot
 from acp_agent.session.errors import (
     BadSessionId,
@@ -145,12 +149,17 @@ class Agent:
         file_factory: FileFactory | None = None,
         context_window: int = DEFAULT_CONTEXT_WINDOW,
         system_prompt: PromptConfig | None = None,
+        sandbox: Sandbox | None = None,
     ) -> AsyncIterator[Agent]:
         models: Models = model if isinstance(model, ModelCatalog) else OneModel(model)
+        commands = sandbox or Sandbox(state_dir)
 
         def runner(header: SessionHeader) -> ToolRunner:
             allowed = permissions(header) if permissions else default_permissions(header)
-            context = ToolContext(header.id, Path(header.cwd), permissions=allowed)
+            confined = SessionSandbox(commands)
+            context = ToolContext(
+                header.id, Path(header.cwd), permissions=allowed, sandbox=confined
+            )
             chosen = tools(header) if tools else [ReadFile()]
             hooked = SessionToolHooks(hooks) if hooks else None
             return ToolRunner(chosen, context, tool_hooks or hooked)

@@ -34,6 +34,8 @@ from acp_agent.permissions.config import rules_from
 from acp_agent.permissions.rules import Rule
 from acp_agent.process.life import Life, finish
 from acp_agent.process.serving import Door, Ending, serve_sessions
+from acp_agent.process.setup import command_sandbox
+from acp_agent.sandbox.guard import Sandbox
 from acp_agent.session.service import Sessions
 from acp_agent.session.system_prompt import PromptConfig
 from acp_agent.session.wiring import Wiring
@@ -62,12 +64,13 @@ async def serve_connection(
     early: EarlySignals = no_early_signals,
     web_fetch: WebFetchSettings | None = None,
     rules: tuple[Rule, ...] = (),
+    sandbox: Sandbox | None = None,
 ) -> int:
     """Serve one connection; ``signals=False`` for an in-process server (tests).
     ``initialized``: the params of an ``initialize`` answered before the connection (``launch``);
     ``early``: the signals that came before the loop ran (``transport.prelude``)."""
     life = Life()
-    door = Door(options, models, hooks, prompt, web_fetch, rules)
+    door = Door(options, models, hooks, prompt, web_fetch, rules, sandbox)
     conn = Connection(source, sink, max_line_bytes=options.max_line_bytes)
 
     def make_sessions(tg: TaskGroup, wiring: Wiring[AcpObserver]) -> Sessions[AcpObserver]:
@@ -108,6 +111,7 @@ def serve_process(
     rules = rules_from(config, options.config)
     log.info("server_starting", model=models.default, state_dir=str(options.state_dir))
     web_fetch = web_fetch_settings_from(config, options.config)
+    sandbox = command_sandbox(options, models, config)
     serve = partial(
         serve_connection,
         prompt=prompt,
@@ -115,6 +119,7 @@ def serve_process(
         early=early,
         web_fetch=web_fetch,
         rules=rules,
+        sandbox=sandbox,
     )
     source, sink = FdSource(fd_in, prefix=prefix), FdSink(fd_out)
     return finish(anyio.run(serve, options, models, hooks, source, sink))

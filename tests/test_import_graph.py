@@ -39,6 +39,8 @@ FLOORS: tuple[tuple[str, ...], ...] = (
     ("acp_agent.model", "acp_agent.checkpoints"),
     # permission rules: patterns, the shell parser, the project store
     ("acp_agent.permissions",),
+    # the OS sandbox around commands, and their environment
+    ("acp_agent.sandbox",),
     # the coding tools; a journal as a transcript people read (export/ shows tools' diffs)
     ("acp_agent.tools", "acp_agent.export"),
     ("acp_agent.mcp",),

@@ -57,6 +57,7 @@ from acp_agent.journal.events import (
 )
 from acp_agent.model.base import Usage
 from acp_agent.permissions.book import RuleBook
+from acp_agent.sandbox.guard import Sandbox, SessionSandbox
 from acp_agent.tools.base import ToolContext
 from acp_agent.tools.permissions import Permissions
 from acp_agent.transport.connection import Connection
@@ -298,8 +299,9 @@ class AcpClient:
             return None
         return AcpClientFs(self.line(session_id), session_id)
 
-    def tool_context(self, header: SessionHeader) -> ToolContext:
-        """The tools' view of a session: each client service only if it was advertised."""
+    def tool_context(self, header: SessionHeader, sandbox: Sandbox) -> ToolContext:
+        """The tools' view of a session: each client service only if it was advertised, the
+        process's ``sandbox`` around its commands."""
         caps, sid = self.capabilities, header.id
         conn = self.line(sid)
         return ToolContext(
@@ -308,13 +310,16 @@ class AcpClient:
             fs=self.client_fs(sid),
             writer=AcpClientWriter(conn, sid) if caps.fs.write_text_file else None,
             terminals=AcpTerminals(conn, sid) if caps.terminal else None,
-            progress=AcpToolProgress(conn, sid, Cursor(keep_log=self.keep_log)),
+            progress=AcpToolProgress(
+                conn, sid, Cursor(keep_log=self.keep_log), caps.subagents is not None
+            ),
             permissions=Permissions(
                 asker=AcpPermissionAsker(conn, sid),
                 session_id=sid,
                 rules=self.rules.for_session(header.cwd),
             ),
             elicitation=AcpElicitation(conn, sid) if caps.elicitation_form else None,
+            sandbox=SessionSandbox(sandbox),
         )
 
 

@@ -53,7 +53,7 @@ from acp_agent.acp.schema import (
     UserMessageChunk,
 )
 from acp_agent.commands.words import SlashCommand
-from acp_agent.content import ContentBlock, TextContent
+from acp_agent.content import ContentBlock, JsonObject, TextContent
 from acp_agent.journal.callids import client_id
 from acp_agent.journal.events import (
     AssistantMessage,
@@ -70,7 +70,15 @@ from acp_agent.journal.events import (
     UserMessage,
     source_kind,
 )
-from acp_agent.tools.display import DiffView, PlanView, TerminalView, View, view_of, without_view
+from acp_agent.tools.display import (
+    ChildView,
+    DiffView,
+    PlanView,
+    TerminalView,
+    View,
+    view_of,
+    without_view,
+)
 from acp_agent.turn.compaction import CompactionProgress
 
 
@@ -126,6 +134,7 @@ def _tool_call(event: ToolCall, catalog: ToolCatalog, names: ToolNames) -> Sessi
 def _tool_result(event: ToolResult, *, live: bool, name: str | None) -> list[SessionUpdate]:
     content: list[ToolCallContent] = []
     plans: list[SessionUpdate] = []
+    meta: JsonObject | None = None
     for block in event.content:
         view = view_of(block)
         if view is None or not isinstance(block, TextContent):
@@ -140,8 +149,11 @@ def _tool_result(event: ToolResult, *, live: bool, name: str | None) -> list[Ses
             case PlanView():
                 content.append(text)
                 plans.append(plan_update(view))
+            case ChildView():
+                content.append(text)
+                meta = child_meta(view)
     status = "failed" if event.is_error else "completed"
-    progress = ToolCallProgress(client_id(event), name, status=status, content=content)
+    progress = ToolCallProgress(client_id(event), name, status, content, meta)
     return [progress, *plans]
 
 
@@ -157,10 +169,16 @@ def plan_update(view: PlanView) -> SessionUpdate:
     return PlanUpdate([PlanEntry(e.content, str(e.priority), str(e.status)) for e in view.entries])
 
 
+def child_meta(view: ChildView) -> JsonObject:
+    return {"acp_agent": {"childSessionId": view.session_id}}
+
+
 def tool_views(call_id: str, views: list[View], name: str | None = None) -> SessionUpdate:
-    """A running call shows ``views`` (a client terminal, at once, before it is released)."""
+    """A running call shows ``views`` (a client terminal, at once, before it is released; the
+    child session of a subagent, as soon as it exists)."""
     content = [view_content(v) for v in views if isinstance(v, DiffView | TerminalView)]
-    return ToolCallProgress(call_id, name, content=content)
+    child = next((child_meta(v) for v in views if isinstance(v, ChildView)), None)
+    return ToolCallProgress(call_id, name, content=content or None, meta=child)
 
 
 def tool_output(call_id: str, text: str) -> SessionUpdate:

@@ -165,6 +165,8 @@ class SessionInfo(Wire, frozen=True):
     updated_at: str | None = None
     archived: bool | None = None
     """Unstable; on every listed session, since the agent advertises ``archive``."""
+    meta: JsonObject | None = meta_field()
+    """``{"acp_agent": {"parentSessionId"}}`` on a subagent's session."""
 
 
 class ListSessionsResult(Wire, frozen=True):
@@ -421,6 +423,16 @@ class ToolCallProgress(_Update, frozen=True, tag="tool_call_update"):
     meta: JsonObject | None = meta_field()
 
 
+class SubagentUpdate(_Update, frozen=True, tag="subagent_update"):
+    """Unstable: this session created and owns the child ``session_id`` (a subagent); sent
+    only to a client that advertised ``subagents``."""
+
+    session_id: str
+    title: str | None = None
+    description: str | None = None
+    meta: JsonObject | None = meta_field()
+
+
 class SessionInfoUpdate(_Update, frozen=True, tag="session_info_update"):
     title: str | None = None
     updated_at: str | None = None
@@ -511,6 +523,7 @@ SessionUpdate = (
     | NoticeUpdate
     | CurrentModeUpdate
     | ConfigOptionUpdate
+    | SubagentUpdate
 )
 
 

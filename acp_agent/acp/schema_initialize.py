@@ -50,6 +50,8 @@ class ClientCapabilities(Wire, frozen=True):
     terminal: bool = False
     session: ClientSessionCapabilities | None = None
     elicitation: ElicitationCapabilities | None = None
+    subagents: JsonObject | None = None
+    """Unstable: the client understands child sessions (``subagent_update``)."""
     meta: JsonObject | None = meta_field()
 
     @property

@@ -23,8 +23,10 @@ checked before anything is created and become the session's MCP servers (``mcp/h
 connected at its first model request.
 ``session/delete`` and the unstable ``session/set_title``, ``session/status``,
 ``session/archive`` and ``session/unarchive`` are ``session_admin.py``'s. A client's
-``$/cancel_request`` for a pending ``session/prompt`` ends it like ``session/cancel``
-(``Deferred.on_cancel``; the connection routes it).
+``$/cancel_request`` for a pending ``session/prompt`` ends that prompt only
+(``Deferred.on_cancel`` is ``PendingPrompt.cancel``; the connection routes it): queued, it is
+answered ``cancelled`` without running; running, its turn ends as with ``session/cancel``; the
+session's other prompts run.
 """
 
 from __future__ import annotations
@@ -59,6 +61,7 @@ from acp_agent.acp.params import (
     session_prompt,
     valid_roots,
 )
+from acp_agent.acp.sandbox_option import SANDBOX_OPTION, choose_sandbox, sandbox_option
 from acp_agent.acp.schema import (
     AuthenticateParams,
     ForkRequestMeta,
@@ -94,7 +97,7 @@ from acp_agent.journal.events import SourceKind, source, source_kind
 from acp_agent.mcp.config import McpServerConfig, journaled, parse_servers
 from acp_agent.model.openai.warm import warm_up
 from acp_agent.model.registry import ModelCatalog
-from acp_agent.session.catalog import ArchiveFilter, BadCursor, list_sessions
+from acp_agent.session.catalog import ArchiveFilter, BadCursor, SessionSummary, list_sessions
 from acp_agent.session.errors import SessionError
 from acp_agent.session.service import PendingPrompt, Session, Sessions, Setting
 from acp_agent.session.system_prompt import SessionPrompt
@@ -261,20 +264,29 @@ class AgentServer:
         return {**msgspec.to_builtins(result), "_meta": {"acp_agent": ours}}
 
     def _config_options(self, session: AcpSession) -> list[SessionConfigSelect]:
-        """Every config option of the session: the model (when offered), then the mode."""
+        """Every config option of the session: the model (when offered), the mode, the
+        thinking level (when the model takes one), the sandbox."""
         thought = [thought_option(session.thought_level)] if session.thinks else []
-        return [*self.models.options(session.model), mode_option(session.mode), *thought]
+        mode, sandbox = mode_option(session.mode), sandbox_option(session.sandbox)
+        return [*self.models.options(session.model), mode, *thought, sandbox]
 
     async def set_config_option(
         self, params: SetConfigOptionParams
     ) -> SetConfigOptionResult | Then:
         """The model selector (``model_option.py``); takes effect at the next model request.
-        The mode selector (``mode_option.py``); takes effect at the next tool call."""
+        The mode selector (``mode_option.py``); takes effect at the next tool call. The
+        sandbox (``sandbox_option.py``): at the next command, announced (``config_option_update``)."""
         session = self.sessions.get(params.session_id)
         if params.config_id == MODE_OPTION:
             await session.set_mode(choose_mode(params.value, "$.value"))
             return self._announcing_mode(
                 session, SetConfigOptionResult(self._config_options(session))
+            )
+        if params.config_id == SANDBOX_OPTION:
+            await session.set_sandbox(choose_sandbox(params.value, "$.value"))
+            options = self._config_options(session)
+            return Then(
+                SetConfigOptionResult(options), lambda: session.observer.config_changed(options)
             )
         if params.config_id == THOUGHT_OPTION and session.thinks:
             await session.set_thought_level(choose_level(params.value))
@@ -407,7 +419,7 @@ class AgentServer:
             page, cursor = list_sessions(state_dir, cwd, cursor, archived=archived)
         except BadCursor as exc:
             raise InvalidParams(str(exc), {"path": "$.cursor"}) from exc
-        infos = [SessionInfo(s.session_id, s.cwd, s.title, s.updated_at, s.archived) for s in page]
+        infos = [_session_info(s) for s in page]
         return ListSessionsResult(sessions=infos, next_cursor=cursor)
 
     async def prompt(self, params: PromptParams) -> PromptResult | Deferred:
@@ -421,7 +433,7 @@ class AgentServer:
         if pending.answer is not None:  # a command the agent answered itself: no turn
             return PromptResult(stop_reason="end_turn")
         cancelled = PromptResult(stop_reason="cancelled")
-        return Deferred(self._answer(pending), abandoned=cancelled, on_cancel=session.cancel)
+        return Deferred(self._answer(pending), abandoned=cancelled, on_cancel=pending.cancel)
 
     async def _answer(self, pending: PendingPrompt) -> PromptResult:
         return outcome_result(await pending.outcome())
@@ -526,6 +538,14 @@ def after_seq(meta: JsonObject | None) -> int | None:
     if not isinstance(value, int) or isinstance(value, bool):
         raise InvalidParams("_meta.acp_agent.afterSeq must be an integer (an update's seq)")
     return value
+
+
+def _session_info(s: SessionSummary) -> SessionInfo:
+    parent = s.parent_session_id
+    meta: JsonObject | None = None
+    if parent is not None:
+        meta = {"acp_agent": {"parentSessionId": parent}}
+    return SessionInfo(s.session_id, s.cwd, s.title, s.updated_at, s.archived, meta)
 
 
 def _kept_cwd(session: AcpSession, requested: str) -> dict[str, str] | None:

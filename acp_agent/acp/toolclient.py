@@ -38,6 +38,7 @@ from acp_agent.acp.schema import (
     RequestPermissionResult,
     SessionNotification,
     SessionUpdate,
+    SubagentUpdate,
     TerminalOutputResult,
     TerminalParams,
     ToolCallContent,
@@ -49,7 +50,7 @@ from acp_agent.acp.schema import (
 from acp_agent.content import TextContent
 from acp_agent.errors import PeerError, WireClosed
 from acp_agent.tools.client import Elicited, ExitStatus, TerminalOutput
-from acp_agent.tools.display import DiffView, View
+from acp_agent.tools.display import ChildView, DiffView, View
 from acp_agent.tools.permissions import AskFailed, PermissionRequest
 from acp_agent.transport.connection import Connection
 
@@ -178,16 +179,27 @@ class AcpTerminals:
 
 
 class AcpToolProgress:
-    def __init__(self, conn: Peer, session_id: str, cursor: Cursor | None = None) -> None:
+    def __init__(
+        self,
+        conn: Peer,
+        session_id: str,
+        cursor: Cursor | None = None,
+        subagents: bool = False,
+    ) -> None:
         self.conn = conn
         self.session_id = session_id
         self.cursor = Cursor() if cursor is None else cursor
         """The session's numbering of its updates, shared with its observer (``cursor.py``)."""
+        self.subagents = subagents
+        """The client advertised ``subagents``: a child is announced with ``subagent_update``."""
         self.names: projection.ToolNames = {}
         """The session's tool names by ``toolCallId``, shared with its observer, which fills
         it as it projects each ``tool_call``."""
 
     async def show(self, call_id: str, views: list[View]) -> None:
+        for child in (v for v in views if isinstance(v, ChildView) and self.subagents):
+            announce = SubagentUpdate(child.session_id, child.description, child.description)
+            await self._send(announce)
         update = projection.tool_views(call_id, views, self.names.get(call_id))
         await self._send(update)
 

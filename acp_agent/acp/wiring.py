@@ -1,5 +1,6 @@
-"""What each ACP session is built with: the coding tools over the client's services, the
-configured hooks, and an observer projecting onto the wire (``session/wiring.py``'s ``Wiring``)."""
+"""What each ACP session is built with: the coding tools over the client's services (their
+commands inside the process's sandbox), the configured hooks, and an observer projecting onto
+the wire (``session/wiring.py``'s ``Wiring``)."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from acp_agent.journal.events import SessionHeader
 from acp_agent.mcp.hub import McpHub
 from acp_agent.model.registry import ModelCatalog
 from acp_agent.model.window import DEFAULT_CONTEXT_WINDOW
+from acp_agent.sandbox.guard import Sandbox
 from acp_agent.session.system_prompt import PromptConfig
 from acp_agent.session.wiring import Wiring
 from acp_agent.tools.registry import coding_tools
@@ -27,12 +29,14 @@ def acp_wiring(
     context_window: int = DEFAULT_CONTEXT_WINDOW,
     prompt: PromptConfig | None = None,
     web_fetch: WebFetchSettings | None = None,
+    *,
+    sandbox: Sandbox,
 ) -> Wiring[AcpObserver]:
     """``tg`` runs the sessions' MCP connections; ``web_fetch``: the config file's
     ``[web_fetch]`` table."""
 
     def tools(header: SessionHeader) -> ToolRunner:
-        context = client.tool_context(header)
+        context = client.tool_context(header, sandbox)
         mcp = McpHub(tg.start_soon, header.cwd, header.id)
         tools = coding_tools(ask_user=context.elicitation is not None, web_fetch=web_fetch)
         return ToolRunner(tools, context, SessionToolHooks(hooks), mcp)

@@ -4,7 +4,7 @@
 ordinary prompt". Otherwise it answers with either
 
 - an ``Answer`` at once, with no turn, no model request and nothing journaled: ``/status``,
-  ``/export`` (naming the file it wrote, ``export.py``), ``/model``, ``/mode``,
+  ``/tasks``, ``/export`` (naming the file it wrote, ``export.py``), ``/model``, ``/mode``,
   ``/permissions`` (``permissions.py``; a misuse is ``CommandRefused``) (and ``/review``
   with nothing to review). The session hands its text to its observer (``command_answer``:
   over ACP, an agent message marked ``_meta.acp_agent.command``, sent before the prompt's
@@ -42,7 +42,7 @@ import msgspec
 from acp_agent.commands.export import ExportRefused, ExportSource, export_session
 from acp_agent.commands.permissions import PermissionsMisuse, permissions_command
 from acp_agent.commands.skills import Skill
-from acp_agent.commands.status import SessionStatus, status_text
+from acp_agent.commands.status import SessionStatus, status_text, tasks_text
 from acp_agent.commands.words import (
     INIT_INSTRUCTION,
     REVIEW_INSTRUCTION,
@@ -117,6 +117,8 @@ async def run(session: CommandSession[P], content: list[ContentBlock]) -> Answer
     match invocation.name:
         case Command.STATUS:
             return Answer(Command.STATUS, status_text(session.status()))
+        case Command.TASKS:
+            return Answer(Command.TASKS, tasks_text(session.status()))
         case Command.EXPORT:
             return await _export(session, invocation.rest)
         case Command.MODEL:

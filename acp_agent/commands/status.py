@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import msgspec
 
+from acp_agent.tools.task_record import TaskRecord, duration
 from acp_agent.turn.vocabulary import TurnUsage
 
 
@@ -28,6 +29,10 @@ class SessionStatus(msgspec.Struct, frozen=True):
     cost: float
     turns: int
     skills: tuple[str, ...]
+    tasks: tuple[TaskRecord, ...] = ()
+    """The session's background tasks (``/tasks`` lists them too)."""
+    now_ms: int = 0
+    """When the status was taken (a running task's age)."""
 
 
 def status_text(status: SessionStatus) -> str:
@@ -57,5 +62,17 @@ def status_text(status: SessionStatus) -> str:
         f"Cost: {f'${cost:.4f}' if cost else 'none reported'}",
         f"Turns: {status.turns}",
         f"Skills: {', '.join('/' + s for s in status.skills) or 'none'}",
+        tasks_text(status),
     ]
+    return "\n".join(lines)
+
+
+def tasks_text(status: SessionStatus) -> str:
+    """``/tasks`` (and ``/status``'s last lines): each background task, its state and command."""
+    if not status.tasks:
+        return "No background tasks in this session."
+    lines = [f"Background tasks ({sum(r.running for r in status.tasks)} running):"]
+    for record in status.tasks:
+        ran = duration(record, status.now_ms)
+        lines.append(f"- {record.id}: {record.state()}, ran {ran}: $ {record.command}")
     return "\n".join(lines)

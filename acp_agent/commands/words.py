@@ -14,6 +14,7 @@ vocabulary (``BUILT_IN``, advertised to ACP clients in this order, then the sess
 | ``/permissions [remove N]`` | the agent: the rules in force, or one removed (``permissions.py``) | no |
 | ``/model NAME``, ``/mode NAME`` | the config options (same effect and notifications) | no |
 | ``/undo`` | the agent: restores the last turn's files after asking (``undo.py``); the model is told | no |
+| ``/tasks`` | the agent, from the session's task table (``status.tasks_text``; like ``/status``) | no |
 | ``/<skill> REST`` | a normal turn: the skill's body as context, then ``REST`` | yes |
 
 A name that is neither a built-in nor a skill is no command: the prompt goes to the model as
@@ -44,6 +45,7 @@ class Command(StrEnum):
     MODE = "mode"
     PERMISSIONS = "permissions"
     UNDO = "undo"
+    TASKS = "tasks"
 
 
 class SlashCommand(msgspec.Struct, frozen=True):
@@ -92,6 +94,7 @@ BUILT_IN: Final = (
         "Put back the files the last turn changed, as they were before it (shows the diff, asks)",
         "",
     ),
+    SlashCommand(Command.TASKS, "List the session's background tasks (no model call)", ""),
 )
 RESERVED: Final = frozenset(str(c) for c in Command)
 _INVOCATION: Final = re.compile(r"/(\S+)(?:\s+(.*))?", re.DOTALL)

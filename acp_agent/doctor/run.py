@@ -15,6 +15,7 @@ from acp_agent.doctor.journals import journals_section
 from acp_agent.doctor.model import model_section
 from acp_agent.doctor.options import DEFAULT_TIMEOUT_S
 from acp_agent.doctor.report import Report, System, to_json, to_text
+from acp_agent.doctor.sandbox import sandbox_section
 from acp_agent.doctor.state import state_section
 from acp_agent.journal.store_choice import choose_store
 from acp_agent.options import Options
@@ -34,6 +35,7 @@ def diagnose(
         model_section(options.model, providers, env, timeout_s=timeout_s),
         state_section(options.state_dir, args.state_dir, env),
         journals_section(options.state_dir),
+        sandbox_section(options.config),
     ]
     return Report.of(system(), sections)
 

@@ -48,6 +48,8 @@ class SourceKind(StrEnum):
     AGENT = "agent"
     """Something the agent did itself out of turn that the model should know of: ``/undo``
     (``name: "undo"``, ``turn``: the turn whose file changes it reverted)."""
+    TASK = "task"
+    """A background task's ending (``tools/background.py``); has ``id``, the task's id."""
     COMPACTION = "compaction"
     """Not a ``user/message`` source: tags the model message a compaction's summary becomes."""
 

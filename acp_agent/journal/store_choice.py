@@ -22,7 +22,7 @@ from acp_agent.config_file import ConfigError
 
 FILE_STORE: Final = "file"
 STORE_ENV: Final = "ACP_AGENT_JOURNAL_STORE"
-POSTGRES_INSTALL_HINT: Final = "pip install 'acp-agent[postgres]'"
+POSTGRES_INSTALL_HINT: Final = "pip install 'acp-agent-server[postgres]'"
 """How to get the PostgreSQL store's driver: the one place that names the distribution."""
 POSTGRES_SCHEMES: Final = ("postgresql", "postgres")
 DRIVER: Final = "psycopg"

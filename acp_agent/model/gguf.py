@@ -2,7 +2,7 @@
 
 Theory of operation
 -------------------
-The optional extra ``acp-agent[local]`` installs xllamacpp, which packages llama.cpp together
+The optional extra ``acp-agent-server[local]`` installs xllamacpp, which packages llama.cpp together
 with llama.cpp's own server. ``xllamacpp.Server(params)`` loads the model and starts that
 server's HTTP listener on threads of this process, here bound to ``127.0.0.1`` on a port the OS
 picks (``params.port = 0``; ``Server.listening_address`` says which). ``GgufModel`` then is an
@@ -87,7 +87,7 @@ LOOPBACK = "http://127.0.0.1"
 """Where its requests go: the llama.cpp server it starts (on a port the OS picks)."""
 GGUF_CONTEXT_WINDOW = 4096
 """The default window of a ``gguf:`` model (docs/contract.md §8), which is also llama.cpp's ``n_ctx``."""
-MISSING_EXTRA = "gguf: models need the optional extra: pip install 'acp-agent[local]'"
+MISSING_EXTRA = "gguf: models need the optional extra: pip install 'acp-agent-server[local]'"
 CHAT_TEMPLATE_ENV = "ACP_AGENT_GGUF_CHAT_TEMPLATE"
 TOOL_CHOICE_ENV = "ACP_AGENT_GGUF_TOOL_CHOICE"
 GGUF_MAGIC = b"GGUF"

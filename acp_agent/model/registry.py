@@ -4,7 +4,7 @@ Specs:
 
 - ``script:PATH`` — the script model (docs/contract.md §5).
 - ``gguf:/abs/path/model.gguf`` — a GGUF model run in this process by llama.cpp (the optional
-  extra ``acp-agent[local]``; ``acp_agent/model/gguf.py``).
+  extra ``acp-agent-server[local]``; ``acp_agent/model/gguf.py``).
 - ``PROVIDER:MODEL`` — an OpenAI-compatible Chat Completions model. ``PROVIDER`` is ``openai``,
   ``deepseek`` or the name of a ``[providers.<name>]`` table of the config file
   (``acp_agent/model/config.py``). Where a provider's settings come from, first match wins:
@@ -215,6 +215,12 @@ class ModelCatalog:
     def choices(self) -> list[str]:
         """Every spec a session may switch to, the default first."""
         return list(dict.fromkeys(filter(None, [self.default, *self._listed])))
+
+    def key_names(self) -> frozenset[str]:
+        """The environment variables that hold a provider's key (built-in or configured): no
+        command the agent runs sees them (``sandbox/credentials.py``)."""
+        names = (provider.endpoint.api_key_env for provider in self._providers.values())
+        return frozenset(name for name in names if name)
 
     def offers_selector(self) -> bool:
         """Whether sessions get a model ``configOptions`` entry: when a real model is there."""

@@ -18,6 +18,7 @@ the sessions (``Sessions.close_all``, which also stops their MCP servers).
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from dataclasses import dataclass
 from enum import StrEnum
@@ -37,6 +38,8 @@ from acp_agent.options import Options
 from acp_agent.permissions.book import RuleBook
 from acp_agent.permissions.rules import Rule
 from acp_agent.process.life import SIGNAL_GRACE_S, Life, Served
+from acp_agent.process.setup import command_sandbox
+from acp_agent.sandbox.guard import Sandbox
 from acp_agent.session.service import Sessions
 from acp_agent.session.system_prompt import PromptConfig
 from acp_agent.session.wiring import Wiring
@@ -65,10 +68,16 @@ class Door:
     web_fetch: WebFetchSettings | None = None
     rules: tuple[Rule, ...] = ()
     """The config file's ``[permissions]`` rules."""
+    sandbox: Sandbox | None = None
+    """Around every command; ``None``: the default one for ``options`` (no ``[sandbox]``)."""
 
     def rule_book(self) -> RuleBook:
         """The rules of every session: the config's, and the projects' under the state dir."""
         return RuleBook(self.rules, self.options.state_dir, self.options.config)
+
+    @functools.cached_property
+    def commands(self) -> Sandbox:
+        return self.sandbox or command_sandbox(self.options, self.models)
 
 
 async def serve_sessions(
@@ -96,7 +105,14 @@ async def serve_sessions(
         context_window = door.options.context_window
         runs_in = tg if outliving is None else outliving
         wiring = acp_wiring(
-            client, door.models, door.hooks, runs_in, context_window, door.prompt, door.web_fetch
+            client,
+            door.models,
+            door.hooks,
+            runs_in,
+            context_window,
+            door.prompt,
+            door.web_fetch,
+            sandbox=door.commands,
         )
         sessions = served.sessions = make_sessions(runs_in, wiring)
         server = AgentServer(client, sessions, door.models)

@@ -8,6 +8,7 @@ Both front doors (stdio's ``launch.run_server`` and ``remote/run.run_listen``) c
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import msgspec
@@ -23,6 +24,7 @@ from acp_agent.tools.web_settings import WebFetchSettings, web_fetch_settings_fr
 if TYPE_CHECKING:
     from acp_agent.hooks.bridge import HookSet
     from acp_agent.permissions.rules import Rule
+    from acp_agent.sandbox.guard import Sandbox
 
 
 class Setup(msgspec.Struct, frozen=True):
@@ -46,12 +48,17 @@ class Setup(msgspec.Struct, frozen=True):
 
         return rules_from(self.config, options.config)
 
+    def sandbox(self, options: Options, hidden: tuple[Path, ...] = ()) -> Sandbox:
+        """The process's sandbox around commands (``[sandbox]`` checked already); ``hidden``:
+        more files no command may read (``--token-file``)."""
+        return command_sandbox(options, self.models, self.config, hidden)
+
 
 def checked_setup(options: Options) -> Setup:
     """Read and check the config file once (``ConfigError``) and the model spec
     (``BadModelSpec``), and choose the journal store (``journal/store_choice.py``: a bad URL or a
-    missing driver is a ``ConfigError``); the ``[hooks]`` and ``[permissions]`` tables only when
-    there is one."""
+    missing driver is a ``ConfigError``); the ``[hooks]``, ``[permissions]`` and ``[sandbox]``
+    tables only when there is one."""
     config = read_config_file(options.config)  # once, for every table
     providers = providers_from(config, options.config)
     window = options.context_window if options.context_window_set else None
@@ -67,4 +74,28 @@ def checked_setup(options: Options) -> Setup:
         from acp_agent.permissions.config import rules_from
 
         rules_from(config, options.config)
+    if options.config is not None and "sandbox" in config:
+        from acp_agent.sandbox.config import sandbox_config_from
+
+        sandbox_config_from(config, options.config)
     return Setup(config, models, prompt, web_fetch)
+
+
+def command_sandbox(
+    options: Options,
+    models: ModelCatalog,
+    config: dict[str, Any] | None = None,
+    hidden: tuple[Path, ...] = (),
+) -> Sandbox:
+    """The process's sandbox: the config file's ``[sandbox] mode``, the state directory, the
+    config file and ``hidden`` out of reach, the providers' keys dropped from commands'
+    environment."""
+    from acp_agent.sandbox.config import sandbox_config_from
+    from acp_agent.sandbox.guard import Sandbox
+
+    return Sandbox(
+        options.state_dir,
+        configured=sandbox_config_from(config or {}, options.config).mode,
+        key_names=models.key_names(),
+        hidden_files=(options.config, *hidden),
+    )

@@ -42,6 +42,7 @@ from acp_agent.process.life import Life
 from acp_agent.process.serving import Door, Ending, serve_sessions
 from acp_agent.remote.claims import Claims, ConnectionSessions, Holder
 from acp_agent.remote.parking import Parking
+from acp_agent.sandbox.guard import Sandbox
 from acp_agent.session.service import Sessions
 from acp_agent.session.system_prompt import PromptConfig
 from acp_agent.session.wiring import Wiring
@@ -66,10 +67,11 @@ class Hub:
         web_fetch: WebFetchSettings | None = None,
         rules: tuple[Rule, ...] = (),
         detach_grace: float = 0.0,
+        sandbox: Sandbox | None = None,
     ) -> None:
         self.options = options
         self.models = models
-        self.door = Door(options, models, hooks, prompt, web_fetch, rules)
+        self.door = Door(options, models, hooks, prompt, web_fetch, rules, sandbox)
         self.life = Life()
         self.claims = Claims()
         self.detach_grace = detach_grace

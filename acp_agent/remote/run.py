@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 
 import anyio
 import structlog
@@ -35,7 +36,7 @@ def run_listen(options: Options, args: argparse.Namespace) -> int:
     except ImportError as exc:
         print(
             f"acp-agent: --listen needs the remote extra ({exc.name} is missing): "
-            "pip install 'acp-agent[remote]'",
+            "pip install 'acp-agent-server[remote]'",
             file=sys.stderr,
         )
         return 2
@@ -54,5 +55,11 @@ def run_listen(options: Options, args: argparse.Namespace) -> int:
         setup.web_fetch,
         setup.rules(options),
         listen.detach_grace,
+        setup.sandbox(options, _token_files(args)),
     )
     return finish(anyio.run(listen_and_serve, hub, listen, sock, latch.take))
+
+
+def _token_files(args: argparse.Namespace) -> tuple[Path, ...]:
+    """The token file, which no command may read (``sandbox/argv.py`` hides it)."""
+    return (Path(args.token_file),) if args.token_file else ()

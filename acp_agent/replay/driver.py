@@ -81,8 +81,19 @@ def prepare(fixture: Fixture, scratch: Path) -> tuple[Places, Path]:
         places.cwd.mkdir(parents=True)
     places.state.mkdir(parents=True)
     config = scratch / "config.toml"
-    config.write_text(places.fill_text(fixture.config or ""), encoding="utf-8")
+    config.write_text(_config_text(places.fill_text(fixture.config or "")), encoding="utf-8")
     return places, config
+
+
+UNSANDBOXED = '\n[sandbox]\nmode = "off"\n'
+"""Appended to a fixture's config without a ``[sandbox]`` table: the default policy depends on
+the machine (whether a sandbox starts there), the frames of a replay must not."""
+
+
+def _config_text(text: str) -> str:
+    import tomllib
+
+    return text if "sandbox" in tomllib.loads(text) else text + UNSANDBOXED
 
 
 def server_env(places: Places, fixture: Fixture, launcher: Launcher) -> dict[str, str]:

@@ -46,6 +46,8 @@ class SessionSummary(msgspec.Struct, frozen=True):
     updated_ns: int
     title: str | None
     archived: bool = False
+    parent_session_id: str | None = None
+    """The session whose subagent this one is (``subagents.py``'s side file)."""
 
     @property
     def updated_at(self) -> str:
@@ -114,7 +116,18 @@ def summary(state_dir: Path, stored: StoredSession) -> SessionSummary | None:
     if archived is None:
         archived = (directory / ARCHIVED_FILE).exists()
     title = stored.title if stored.title is not None else read_title(directory)
-    return SessionSummary(header.id, header.cwd, stored.updated_ns, title, archived)
+    parent = _parent_of(directory)
+    return SessionSummary(header.id, header.cwd, stored.updated_ns, title, archived, parent)
+
+
+def _parent_of(directory: Path) -> str | None:
+    """The parent named by a subagent's link file (``subagents.LINK_FILE``), if any."""
+    try:
+        raw = msgspec.json.decode((directory / "subagent.json").read_bytes())
+    except (OSError, msgspec.DecodeError):
+        return None
+    parent = raw.get("parentSessionId") if isinstance(raw, dict) else None
+    return parent if isinstance(parent, str) else None
 
 
 def all_summaries(state_dir: Path) -> list[SessionSummary]:

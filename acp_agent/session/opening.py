@@ -5,8 +5,11 @@ The store is the state dir's (``journal/store.py``: files under it, or PostgreSQ
 Each function returns a ``JournalWriter`` holding the session's lock, or raises a session error
 (``errors.py``) that says what went wrong in the session layer's words: never a silent fresh
 session, never a journal error a front door must know about. Opening repairs what a crash left:
-a torn tail is moved aside by the reader (logged here), and a turn left open gets its closing
-events (``journal/recovery.py``), admitted but not yet durable (the caller commits them).
+a torn tail is moved aside by the reader (logged here), a turn left open gets its closing
+events (``journal/recovery.py``), and the background tasks whose endings the session was never
+told of (one a dead process left running ended with the restart: ``tools/background.py``) get
+their task messages, between turns; all admitted but not yet durable (the caller commits them,
+then marks the endings reported: ``Opened.reported``).
 """
 
 from __future__ import annotations
@@ -19,7 +22,7 @@ import structlog
 
 from acp_agent.content import JsonObject
 from acp_agent.journal.errors import JournalError, JournalExists, JournalNotFound
-from acp_agent.journal.events import Entry, SessionHeader
+from acp_agent.journal.events import Entry, Event, SessionHeader, UserMessage
 from acp_agent.journal.files import FileFactory
 from acp_agent.journal.paths import InvalidSessionId, session_dir, validate_session_id
 from acp_agent.journal.recovery import interrupted_turn_repair
@@ -33,7 +36,8 @@ from acp_agent.session.errors import (
     SessionUnavailable,
     UnknownSession,
 )
-from acp_agent.turn.ports import now_ms
+from acp_agent.tools.background import TaskTable
+from acp_agent.turn.ports import new_id, now_ms
 
 log = structlog.get_logger("acp_agent.sessions")
 
@@ -46,6 +50,9 @@ class Opened(msgspec.Struct):
     header: SessionHeader
     entries: list[Entry]
     title: str | None
+    tasks: TaskTable
+    reported: list[str] = msgspec.field(default_factory=list)
+    """The tasks whose endings this open appended."""
 
 
 def checked_id(session_id: str, role: IdRole) -> str:
@@ -96,11 +103,15 @@ async def open_journal(
         side_file = str(loaded.repaired.side_file)
         log.warning("journal_tail_moved_aside", session_id=session_id, side_file=side_file)
     entries = list(loaded.entries)
-    for event in interrupted_turn_repair(entries):
+    tasks = await anyio.to_thread.run_sync(TaskTable, directory, now_ms)
+    endings = tasks.unreported()
+    told: list[Event] = [UserMessage(new_id(), content, src) for _, content, src in endings]
+    for event in [*interrupted_turn_repair(entries), *told]:
         entry = Entry(seq=writer.next_seq, time=now_ms(), event=event)
         entries.append(entry)
         writer.append(entry)
-    return Opened(writer, loaded.header, entries, read_title(directory))
+    reported = [task_id for task_id, _, _ in endings]
+    return Opened(writer, loaded.header, entries, read_title(directory), tasks, reported)
 
 
 async def fork_journal(

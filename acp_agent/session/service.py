@@ -20,6 +20,7 @@ Refusals are ``errors.py``'s plain exceptions; the ACP router maps them to wire 
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Coroutine, Sequence
+from dataclasses import replace
 from enum import StrEnum
 from functools import partial
 from pathlib import Path
@@ -46,6 +47,8 @@ from acp_agent.journal.writer import JournalHealth, JournalWriter
 from acp_agent.mcp.config import McpServerConfig
 from acp_agent.model.base import Capabilities, ModelProvider, context_window_of
 from acp_agent.permissions.book import SessionRules
+from acp_agent.sandbox.guard import SessionSandbox
+from acp_agent.sandbox.policy import SandboxPolicy, parse_policy
 from acp_agent.session import shelf
 from acp_agent.session.catalog import set_client_title, write_title
 from acp_agent.session.errors import (
@@ -60,13 +63,17 @@ from acp_agent.session.opening import Opened, create_journal, fork_journal, open
 from acp_agent.session.resources import with_linked_files
 from acp_agent.session.settings import SessionSettings, load_settings, save_settings
 from acp_agent.session.shelf import delete_session, existing_dir, refuse_if_held
+from acp_agent.session.subagents import SessionSubagents, read_link
 from acp_agent.session.system_prompt import SessionPrompt, render
 from acp_agent.session.wiring import Obs, Wiring
 from acp_agent.session.workspace import find_instructions
-from acp_agent.tools.permissions import Mode, parse_mode
+from acp_agent.tools.background import TaskTable
+from acp_agent.tools.permissions import Mode, Permissions, parse_mode
+from acp_agent.tools.subagent import MAX_DEPTH
+from acp_agent.tools.task_record import TaskRecord
 from acp_agent.turn.actor import SessionActor
 from acp_agent.turn.gauge import Learned
-from acp_agent.turn.ports import Reply, SessionDeps, new_id, now_ms
+from acp_agent.turn.ports import Reply, SessionDeps, SessionObserver, new_id, now_ms
 from acp_agent.turn.vocabulary import Finished, Outcome, Placement, StopReason, TurnUsage
 
 log = structlog.get_logger("acp_agent.sessions")
@@ -93,9 +100,15 @@ class PendingPrompt:
     A slash command the agent answered itself (``/status`` …) is one too, ended already:
     ``answer`` holds what it said, and its outcome is ``end_turn``."""
 
-    def __init__(self, reply: Reply[Outcome], answer: dispatch.Answer | None = None) -> None:
+    def __init__(
+        self,
+        reply: Reply[Outcome],
+        answer: dispatch.Answer | None = None,
+        actor: SessionActor | None = None,
+    ) -> None:
         self._reply = reply
         self.answer = answer
+        self._actor = actor
 
     @classmethod
     def answered(cls, answer: dispatch.Answer) -> PendingPrompt:
@@ -105,6 +118,12 @@ class PendingPrompt:
 
     async def outcome(self) -> Outcome:
         return await self._reply.wait()
+
+    async def cancel(self) -> None:
+        """End this prompt only (``$/cancel_request``): queued, it never runs; running, its
+        turn ends cancelled; the session's other prompts run as if it had not been sent."""
+        if self._actor is not None:
+            await self._actor.cancel_prompt(self._reply)
 
 
 class Setting(StrEnum):
@@ -164,11 +183,49 @@ class Session(Generic[Obs]):
             self.actor.cost_total,
             self.turns,
             tuple(s.name for s in self.skills),
+            tuple(self.tasks),
+            now_ms(),
         )
 
     @property
     def writer(self) -> JournalWriter:
         return self.actor.writer
+
+    @property
+    def tool_names(self) -> list[str]:
+        """The session's built-in tools (its MCP servers' are not counted)."""
+        return list(self.actor.deps.tools.tools)
+
+    def equip_as_subagent(
+        self,
+        allowed: set[str],
+        permissions: Permissions,
+        subagents: SessionSubagents | None,
+        observer: SessionObserver,
+    ) -> None:
+        """Make this new session a subagent's (``subagents.py``): only ``allowed`` tools, the
+        parent-derived ``permissions``, local files and processes, ``observer`` for its events."""
+        runner = self.actor.deps.tools
+        runner.tools = {name: tool for name, tool in runner.tools.items() if name in allowed}
+        runner.mcp = None
+        permissions.on_switch = self._switched_inside
+        runner.context = replace(
+            runner.context,
+            permissions=permissions,
+            subagents=subagents,
+            fs=None,
+            writer=None,
+            terminals=None,
+            progress=None,
+            elicitation=None,
+        )
+        self.actor.observer = observer
+
+    @property
+    def tasks(self) -> list[TaskRecord]:
+        """The session's background tasks, oldest first (``tools/background.py``)."""
+        table = self.actor.deps.tools.context.tasks
+        return list(table.records.values()) if table is not None else []
 
     @property
     def turns(self) -> int:
@@ -229,7 +286,9 @@ class Session(Generic[Obs]):
         session's mode (``/review``); the mode itself does not change."""
         await self.ensure_owned()
         blocks = await with_linked_files(as_blocks(prompt), self.actor.deps.tools.context)
-        pending = PendingPrompt(await self.actor.submit(blocks, read_only=read_only))
+        pending = PendingPrompt(
+            await self.actor.submit(blocks, read_only=read_only), actor=self.actor
+        )
         await self._tell_of_unseen_images(blocks)
         return pending
 
@@ -257,7 +316,7 @@ class Session(Generic[Obs]):
 
     async def compact(self, instructions: str = "") -> PendingPrompt:
         """Queue a compaction like the prompt ``/compact instructions``; FIFO with prompts."""
-        return PendingPrompt(await self.actor.compact(instructions))
+        return PendingPrompt(await self.actor.compact(instructions), actor=self.actor)
 
     async def undo(self) -> PendingPrompt:
         """``/undo`` (``commands/undo.py``) in a task of its own: once the session is idle, the
@@ -407,6 +466,22 @@ class Session(Generic[Obs]):
         self.actor.deps.model_titles = self._sessions.titles_for(spec, provider)
         self._chosen_model = spec
 
+    @property
+    def sandbox(self) -> SandboxPolicy:
+        """The policy the session's commands run under (chosen, configured or the default)."""
+        return self._commands.policy
+
+    async def set_sandbox(self, policy: SandboxPolicy) -> None:
+        """Run the session's commands under ``policy`` from the next one on; kept like the
+        mode (a session loaded, resumed or forked later has it too)."""
+        self._commands.chosen = policy
+        log.info("session_sandbox_set", session_id=self.id, policy=str(policy))
+        await self._save_settings()
+
+    @property
+    def _commands(self) -> SessionSandbox:
+        return self.actor.deps.tools.context.sandbox
+
     def restore(self, settings: SessionSettings) -> None:
         self._prompt = settings.system_prompt
         if settings.learned is not None:
@@ -415,6 +490,9 @@ class Session(Generic[Obs]):
         mode = parse_mode(settings.mode) if settings.mode is not None else None
         if mode is not None:
             self.actor.deps.tools.permissions.mode = mode
+        sandbox = parse_policy(settings.sandbox)
+        if sandbox is not None:
+            self._commands.chosen = sandbox
         if settings.model is None:
             return
         models = self._sessions.wiring.models
@@ -471,8 +549,12 @@ class Session(Generic[Obs]):
 
     async def _save_settings(self) -> None:
         level, prompt = self.thought_level, self._prompt
+        chosen = self._commands.chosen
+        sandbox = str(chosen) if chosen is not None else None
         learned = self.actor.learned if self.actor.learned.model else None
-        settings = SessionSettings(str(self.mode), self._chosen_model, level, prompt, learned)
+        settings = SessionSettings(
+            str(self.mode), self._chosen_model, level, prompt, sandbox, learned
+        )
         await save_settings(self._sessions.state_dir, self.id, settings)
 
     async def _remember_learned(self, _learned: Learned) -> None:
@@ -598,6 +680,8 @@ class Sessions(Generic[Obs]):
         opened = await open_journal(self.state_dir, session_id, self._file_factory)
         session = await self._start(opened.header, opened.writer, opened)
         await session.actor.commit_repair()  # a failure is reported like any flush failure
+        if opened.reported:  # the task endings the open appended (``opening.py``)
+            await anyio.to_thread.run_sync(opened.tasks.mark_reported, opened.reported)
         session.restore(await load_settings(self.state_dir, session_id))
         return session
 
@@ -631,11 +715,21 @@ class Sessions(Generic[Obs]):
         self, header: SessionHeader, writer: JournalWriter, opened: Opened | None = None
     ) -> Session[Obs]:
         deps = self._deps(header)
+        directory = session_dir(self.state_dir, header.id)
+        tasks = opened.tasks if opened else TaskTable(directory, now_ms)
+        deps.tools.context = replace(deps.tools.context, tasks=tasks)
         observer = self.wiring.observer(header, deps.tools)
         entries, title = (opened.entries, opened.title) if opened else ([], None)
         actor = SessionActor(header, writer, entries, deps, observer, title)
+        await self._tg.start(tasks.run)
         await self._tg.start(actor.run)
         session = self._open[header.id] = Session(actor, self, observer)
+        tasks.on_end = session.inject  # a task's ending: the injection path (contract §12)
+        link = read_link(directory)
+        depth = link.depth if link is not None else 0
+        if depth < MAX_DEPTH:
+            subagents = SessionSubagents(self, session, depth)
+            deps.tools.context = replace(deps.tools.context, subagents=subagents)
         log.info("session_started", session_id=header.id, cwd=header.cwd)
         return session
 
@@ -791,6 +885,9 @@ def _unlink(actor: SessionActor) -> None:
     actor.deps.compact_for = None
     actor.deps.tools.permissions.on_switch = None
     actor.deps.remember_learned = None
+    if actor.deps.tools.context.tasks is not None:
+        actor.deps.tools.context.tasks.on_end = None
+    actor.deps.tools.context = replace(actor.deps.tools.context, subagents=None)
 
 
 async def _nothing() -> None:

@@ -1,5 +1,5 @@
-"""A session's settings that outlive the process: its mode, its model, its system prompt, and
-what it learned of its model's window and tokens.
+"""A session's settings that outlive the process: its mode, its model, its system prompt, its
+sandbox policy, and what it learned of its model's window and tokens.
 
 They are not history, so they are not journal events: a side file ``settings.json`` in the
 session directory, beside the title, rewritten whole (temp file, ``fsync``, rename) whenever the
@@ -42,6 +42,8 @@ class SessionSettings(msgspec.Struct, frozen=True, omit_defaults=True):
     system_prompt: SessionPrompt | None = None
     """The client's ``systemPrompt`` for the session (``system_prompt.py``); kept until the
     client sends another one with load, resume or fork."""
+    sandbox: str | None = None
+    """A ``SandboxPolicy`` value the session chose; ``None``: the process's (config or default)."""
     learned: Learned | None = None
     """What the session learned of its model's window and tokens (``turn/gauge.py``)."""
 

@@ -19,6 +19,8 @@ import msgspec
 
 from acp_agent.checkpoints.recorder import Recorder
 from acp_agent.content import ContentBlock, TextContent
+from acp_agent.sandbox.guard import SessionSandbox
+from acp_agent.tools.background import TaskTable
 from acp_agent.tools.client import ClientElicitation, ClientTerminals, ClientWriter, ToolProgress
 from acp_agent.tools.permissions import CallInfo, Permissions
 
@@ -51,12 +53,30 @@ class ClientFs(Protocol):
     ) -> str: ...
 
 
+class AgentArgs(msgspec.Struct, frozen=True):
+    """An ``agent`` call's arguments (``subagent.py``)."""
+
+    description: str
+    prompt: str
+    tools: list[str] | None = None
+
+
+class Subagents(Protocol):
+    """Runs ``agent`` calls: the session layer's (``session/subagents.py``)."""
+
+    async def run(self, call: CallInfo, args: AgentArgs, ctx: ToolContext) -> ToolOutput:
+        """Run the child to its end (cancelled with the call); its result as the tool's."""
+        ...
+
+
 @dataclass(frozen=True)
 class ToolContext:
     """What a tool may use. ``roots`` are the extra session roots (``additionalDirectories``);
     ``call`` is set by the runner for each call; the client services are ``None`` unless the
     client advertised them; ``permissions`` decides writes and commands (``permissions.py``);
-    ``checkpoints`` records what the tools change (``None``: nothing is recorded)."""
+    ``checkpoints`` records what the tools change (``None``: nothing is recorded);
+    ``tasks`` holds the session's background commands; ``sandbox`` confines the commands (``acp_agent/sandbox/``). Its default, ``off``, is for a
+    context built by hand (the tools' unit tests); every door passes the session's own."""
 
     session_id: str
     cwd: Path
@@ -70,6 +90,12 @@ class ToolContext:
     elicitation: ClientElicitation | None = None
     checkpoints: Recorder | None = None
     """Records the files the edit tools and local commands change (``checkpoints/``)."""
+    tasks: TaskTable | None = None
+    """The session's background tasks (``background.py``); set by the session layer."""
+    subagents: Subagents | None = None
+    """Runs ``agent`` calls (``subagent.py``); set by the session layer, ``None`` at the
+    deepest level."""
+    sandbox: SessionSandbox = field(default_factory=SessionSandbox.off)
 
     def all_roots(self) -> tuple[Path, ...]:
         return (self.cwd, *self.roots)

@@ -10,7 +10,8 @@ is unchanged and replay shows what the live session showed:
 - ``diff``: the text block plus a ``diff`` item (path, old and new text);
 - ``terminal``: live, the ``terminal`` item the client already streamed (the text is the same
   output, for the model); on replay the terminal is long released, so the text is shown instead;
-- ``plan``: the text block, then a ``plan`` session update with the entries.
+- ``plan``: the text block, then a ``plan`` session update with the entries;
+- ``child``: the text block, the update carrying ``_meta.acp_agent.childSessionId`` (a subagent).
 
 Models see the text (providers read ``text``; ``_meta`` is opaque to them).
 """
@@ -59,7 +60,15 @@ class PlanView(msgspec.Struct, frozen=True, tag="plan", tag_field="type"):
     entries: list[PlanItem]
 
 
-View = DiffView | TerminalView | PlanView
+class ChildView(msgspec.Struct, frozen=True, tag="child", tag_field="type", rename="camel"):
+    """The child session a subagent call runs (``subagent.py``): the call's
+    ``_meta.acp_agent.childSessionId``, live and on replay."""
+
+    session_id: str
+    description: str | None = None
+
+
+View = DiffView | TerminalView | PlanView | ChildView
 
 
 def shown_as(text: str, view: View) -> TextContent:

@@ -203,6 +203,11 @@ class Permissions:
         """Set by the session: persists a mode switched from inside and tells the client."""
         self._log = log.bind(session_id=session_id)
 
+    def for_child(self, asker: PermissionAsker | None, session_id: str) -> Permissions:
+        """A subagent's: this session's mode to start from, its rules and remembered answers
+        (the same ``rules``: an "allow always" in either holds for both) and ``asker``."""
+        return Permissions(self.mode, asker, session_id, self.rules)
+
     async def switch(self, mode: Mode) -> None:
         """The session goes to ``mode`` because the user approved it inside a turn (a tool
         asked); through the session when it listens, so it is kept and announced."""

@@ -6,8 +6,11 @@ The command runs as ``/bin/sh -c COMMAND`` in the given directory, as the leader
 session and process group* (``start_new_session=True``), stdin from ``/dev/null``, stdout and
 stderr merged into one pipe that we drain while it runs. Only the last ``limit`` bytes are kept
 (the end of a build log is where the error is); the result says when bytes were dropped. The
-environment is the agent's, minus variables that hold model API keys (``*_API_KEY``), so a
-command cannot print them into the journal.
+environment is the agent's, less every credential it holds (``sandbox/credentials.py``), so a
+command cannot print them into the journal. Given a ``Confined`` (``sandbox/guard.py``), the
+gated shell runs inside the sandbox: its argv is ``bwrap … -- SHELL -c …``, ``bwrap`` is the
+group leader, and killing the group kills bwrap, which takes everything inside with it
+(``--die-with-parent``, its own pid namespace) — detached processes included.
 
 The process group is killed (SIGKILL) on *every* way out: when the shell exits (what it left
 running in its group must not outlive the call), on timeout, and when the caller is cancelled
@@ -58,6 +61,9 @@ import anyio.abc
 import msgspec
 import structlog
 
+from acp_agent.sandbox.credentials import scrubbed
+from acp_agent.sandbox.guard import Confined
+
 log = structlog.get_logger("acp_agent.tools")
 
 SHELL = "/bin/sh"
@@ -95,7 +101,12 @@ class _Watch(msgspec.Struct):
 
 
 async def run_local(
-    command: str, cwd: str, timeout_s: float, limit: int, live: Live | None = None
+    command: str,
+    cwd: str,
+    timeout_s: float,
+    limit: int,
+    live: Live | None = None,
+    confined: Confined | None = None,
 ) -> Finished:
     """Run ``command`` to its end or its timeout, handing its output's tail to ``live`` while it
     runs (see the docstring). Raises ``OSError`` if the shell cannot start.
@@ -104,7 +115,7 @@ async def run_local(
     registering, none between registering and the ``try``) and leaves it when it is killed."""
     tail, watch = _Tail(limit), _Watch()
     with _Gate() as gate:
-        process = await _spawn(command, cwd, gate.reader)
+        process = await _spawn(command, cwd, gate.reader, confined)
         _LIVE.add(process.pid)
         deadline = anyio.move_on_after(timeout_s)
         try:
@@ -117,16 +128,40 @@ async def run_local(
     return _finished(process.returncode, tail, timed_out, watch.exited and not tail.ended)
 
 
-async def _spawn(command: str, cwd: str, gate: int) -> anyio.abc.Process:
-    """Start the gated shell (``_GATED``) reading ``gate``. However long this takes to return
-    (tests stretch it), the command does not run before the gate opens."""
+async def start_group(
+    command: str, cwd: str, confined: Confined | None = None
+) -> anyio.abc.Process:
+    """Start ``command`` the way ``run_local`` does (the same gated spawn, inside ``confined``'s
+    sandbox, so whatever wraps one wraps both) but hand its process to the caller, which must
+    end it with ``end_group``: a background task (``background.py``). Its group is in ``_LIVE``
+    before the gate opens, so ``kill_all`` ends it with the process; no ``await`` between the
+    spawn and the return."""
+    with _Gate() as gate:
+        process = await _spawn(command, cwd, gate.reader, confined)
+        _LIVE.add(process.pid)
+        gate.open()
+    return process
+
+
+async def end_group(process: anyio.abc.Process) -> None:
+    """Kill the group of a process ``start_group`` started, deregister it and reap it."""
+    await _end(process)
+
+
+async def _spawn(
+    command: str, cwd: str, gate: int, confined: Confined | None = None
+) -> anyio.abc.Process:
+    """Start the gated shell (``_GATED``) reading ``gate``, inside ``confined``'s sandbox if
+    given. However long this takes to return (tests stretch it), the command does not run
+    before the gate opens."""
+    prefix = confined.prefix if confined is not None else []
     return await anyio.open_process(
-        [SHELL, "-c", _GATED, SHELL, command],
+        [*prefix, SHELL, "-c", _GATED, SHELL, command],
         stdin=gate,
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         cwd=cwd,
-        env=_environment(),
+        env=confined.env if confined is not None else _environment(),
         start_new_session=True,
     )
 
@@ -212,7 +247,7 @@ def live_groups() -> frozenset[int]:
 
 
 def _environment() -> dict[str, str]:
-    return {k: v for k, v in os.environ.items() if not k.upper().endswith("_API_KEY")}
+    return scrubbed(os.environ, frozenset())
 
 
 class _Gate:

@@ -11,6 +11,8 @@ from acp_agent.tools.plan_mode import ExitPlanMode
 from acp_agent.tools.read_file import ReadFile
 from acp_agent.tools.run_command import RunCommand
 from acp_agent.tools.search import Search
+from acp_agent.tools.subagent import AgentTool
+from acp_agent.tools.task_tools import TaskOutput, TaskStop
 from acp_agent.tools.todo import TodoWrite
 from acp_agent.tools.web_fetch import WebFetch
 from acp_agent.tools.web_settings import WebFetchSettings
@@ -31,9 +33,12 @@ def coding_tools(
         EditFile(),
         MultiEdit(),
         RunCommand(),
+        TaskOutput(),
+        TaskStop(),
         TodoWrite(),
         WebFetch(web_fetch),
         ExitPlanMode(),
+        AgentTool(),
     ]
     if not ask_user:
         return tools

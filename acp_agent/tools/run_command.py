@@ -17,7 +17,15 @@ command echoed up to ``MAX_ECHO_CHARS``. A shell that exited while a detached pr
 session) still holds the output open is reported by its exit status, with ``DETACHED_NOTE``.
 A local command's output reaches the call's card while it runs (``ToolProgress.output``: its
 last ``process.LIVE_BYTES``, at most every ``process.LIVE_INTERVAL_S``), each update replacing
-the last, the final result replacing them all.
+the last, the final result replacing them all. With ``background: true`` the command becomes
+a task of the session (``task_tools.py``, ``background.py``) once permitted, always run
+locally, and the result names its id at once.
+
+Every command runs under the session's sandbox policy (``ctx.sandbox``, ``acp_agent/sandbox/``):
+locally as ``bwrap … -- /bin/sh -c COMMAND``, and in a client's terminal with that same argv
+(``terminal/create``'s ``command`` is ``bwrap``). A policy other than ``off`` whose sandbox cannot
+start refuses the command (a failed result naming the sandbox, why and the fix): it never runs
+unsandboxed. The result's first line names the policy it ran under (``sandbox: POLICY``).
 """
 
 from __future__ import annotations
@@ -33,6 +41,7 @@ from acp_agent.content import TextContent
 from acp_agent.errors import PeerError, WireClosed
 from acp_agent.permissions.patterns import Target
 from acp_agent.permissions.suggest import command_label
+from acp_agent.sandbox.guard import Confined, SandboxUnavailable
 from acp_agent.tools.args import located, parse, string
 from acp_agent.tools.base import (
     Location,
@@ -47,6 +56,7 @@ from acp_agent.tools.display import TerminalView, shown_as
 from acp_agent.tools.guard import authorize, subject
 from acp_agent.tools.permissions import Action
 from acp_agent.tools.process import SHELL, Finished, Live, run_local
+from acp_agent.tools.task_tools import in_background
 
 log = structlog.get_logger("acp_agent.tools")
 
@@ -64,6 +74,7 @@ class RunCommandArgs(msgspec.Struct, frozen=True):
     command: str
     cwd: str | None = None
     timeout_ms: int = DEFAULT_TIMEOUT_MS
+    background: bool = False
 
 
 class RunCommand:
@@ -81,6 +92,12 @@ class RunCommand:
             "command": {"type": "string", "description": "the shell command line"},
             "cwd": {"type": "string", "description": "working directory (default: session cwd)"},
             "timeout_ms": {"type": "integer", "minimum": 1, "maximum": MAX_TIMEOUT_MS},
+            "background": {
+                "type": "boolean",
+                "description": "start it as a background task and answer at once with its id "
+                "(no timeout; read it with task_output, end it with task_stop; its ending is "
+                "reported to you as a message)",
+            },
         },
         "required": ["command"],
     }
@@ -105,22 +122,38 @@ class RunCommand:
         asked = subject(ctx, Target.RUN_COMMAND, args.command, cwd)
         await authorize(ctx, Action.EXECUTE, asked, command_label(args.command))
         timeout_s = min(max(args.timeout_ms, 1), MAX_TIMEOUT_MS) / 1000
+        confined = await _confined(ctx, cwd)
+        if args.background:
+            return await in_background(ctx, args.command, cwd, confined)
         if ctx.terminals is not None:
-            return await _in_terminal(ctx, ctx.terminals, args.command, cwd, timeout_s)
-        return await _locally(ctx, args.command, cwd, timeout_s)
+            return await _in_terminal(ctx, ctx.terminals, args.command, confined, cwd, timeout_s)
+        return await _locally(ctx, args.command, confined, cwd, timeout_s)
 
 
-async def _locally(ctx: ToolContext, command: str, cwd: Path, timeout_s: float) -> ToolOutput:
+async def _confined(ctx: ToolContext, cwd: Path) -> Confined:
+    """The session's sandbox around a command in ``cwd``; a refusal is the call's result."""
+    try:
+        return await ctx.sandbox.confine(ctx.all_roots(), cwd)
+    except SandboxUnavailable as exc:
+        log.warning("command_refused_unsandboxed", policy=str(ctx.sandbox.policy), error=str(exc))
+        raise ToolError(f"sandbox: {ctx.sandbox.policy}\n{NAME}: {exc}") from exc
+
+
+async def _locally(
+    ctx: ToolContext, command: str, confined: Confined, cwd: Path, timeout_s: float
+) -> ToolOutput:
     recorder = ctx.checkpoints
     pending = await recorder.before_all(ctx.all_roots()) if recorder is not None else []
+    live = _live(ctx, command)
     try:
-        done = await run_local(command, str(cwd), timeout_s, OUTPUT_LIMIT, _live(ctx, command))
+        done = await run_local(command, str(cwd), timeout_s, OUTPUT_LIMIT, live, confined)
     except OSError as exc:
-        raise ToolError(f"{NAME}: cannot start {SHELL}: {exc}") from exc
+        started = confined.prefix[0] if confined.prefix else SHELL
+        raise ToolError(f"{confined.note}\n{NAME}: cannot start {started}: {exc}") from exc
     finally:
         if recorder is not None:
             await recorder.after(pending)  # shielded: a cancelled command is recorded too
-    text = report(command, done)
+    text = report(command, done, confined.note)
     return ToolOutput([TextContent(text=text)], is_error=failed(done))
 
 
@@ -138,20 +171,29 @@ def _live(ctx: ToolContext, command: str) -> Live | None:
 
 
 async def _in_terminal(
-    ctx: ToolContext, terminals: ClientTerminals, command: str, cwd: Path, timeout_s: float
+    ctx: ToolContext,
+    terminals: ClientTerminals,
+    command: str,
+    confined: Confined,
+    cwd: Path,
+    timeout_s: float,
 ) -> ToolOutput:
     created: list[str] = []  # the terminal from the moment its id arrives: released from then on
+    argv = [*confined.prefix, SHELL, "-c", command]
     try:
-        terminal_id = await _create(terminals, command, cwd, created)
+        terminal_id = await _create(terminals, argv, cwd, created)
         output, status = await _watch(ctx, terminals, terminal_id, timeout_s)
     finally:
         if created:
             await _release(terminals, created[0])
     done = _finished(output, status)
-    return ToolOutput([shown_as(report(command, done), TerminalView(terminal_id))], failed(done))
+    text = report(command, done, confined.note)
+    return ToolOutput([shown_as(text, TerminalView(terminal_id))], failed(done))
 
 
-async def _create(terminals: ClientTerminals, command: str, cwd: Path, created: list[str]) -> str:
+async def _create(
+    terminals: ClientTerminals, argv: list[str], cwd: Path, created: list[str]
+) -> str:
     """``terminal/create``; its id is appended to ``created`` as it arrives, even if the call is
     cancelled meanwhile.
 
@@ -167,21 +209,23 @@ async def _create(terminals: ClientTerminals, command: str, cwd: Path, created: 
         watch.start_soon(_grace_once_cancelled, shield)
         with shield:
             try:
-                created.append(await _request_terminal(terminals, command, cwd))
+                created.append(await _request_terminal(terminals, argv, cwd))
             except Exception as exc:  # raised below, as it is
                 errors.append(exc)
         watch.cancel_scope.cancel()
     if errors:
         raise errors[0]
     if shield.cancelled_caught:
-        log.warning("terminal_create_abandoned", command=command, grace_s=CLIENT_GRACE_S)
+        log.warning("terminal_create_abandoned", command=argv[-1], grace_s=CLIENT_GRACE_S)
         await anyio.lowlevel.checkpoint()  # only a cancelled call gets here: this raises
     return created[0]
 
 
-async def _request_terminal(terminals: ClientTerminals, command: str, cwd: Path) -> str:
+async def _request_terminal(terminals: ClientTerminals, argv: list[str], cwd: Path) -> str:
+    """``terminal/create`` for ``argv``: ``/bin/sh -c COMMAND``, or the sandbox's ``bwrap``
+    running it."""
     try:
-        return await terminals.create(SHELL, ["-c", command], str(cwd), OUTPUT_LIMIT)
+        return await terminals.create(argv[0], argv[1:], str(cwd), OUTPUT_LIMIT)
     except PeerError as exc:
         raise ToolError(f"{NAME}: the client could not start a terminal: {exc.message}") from exc
 
@@ -249,9 +293,10 @@ def _echoed(command: str) -> str:
     return f"{command[:MAX_ECHO_CHARS]}… [{len(command) - MAX_ECHO_CHARS:,} more characters]"
 
 
-def report(command: str, done: Finished) -> str:
-    """What the model reads: the command, its output, how it ended."""
-    parts = [f"$ {_echoed(command)}"]
+def report(command: str, done: Finished, sandbox_note: str | None = None) -> str:
+    """What the model reads: the policy it ran under, the command, its output, how it ended."""
+    parts = [sandbox_note] if sandbox_note else []
+    parts.append(f"$ {_echoed(command)}")
     if done.truncated:
         parts.append(f"[output truncated: the last {OUTPUT_LIMIT // 1024} KiB follow]")
     if done.output:

@@ -21,7 +21,10 @@ Effects and their execution:
   retries them. It never becomes an ``agent/error``.
 - ``CommitInBackground``: an idle injection's flush, handed to the journal's thread at once;
   tracked so ``when_idle`` waits for it.
-- ``Start*``: spawn a worker. ``Abort``: cancel the worker holding that ticket. The compaction
+- ``Start*``: spawn a worker. The ``StartTool`` of a batch's first call also starts the
+  batch's *concurrent* calls (``agent``) at once, together (``batchrun.py``); the machine's
+  ``StartTool`` for such a call then waits for the outcome already on its way, and ``Abort``
+  cancels them too. ``Abort``: cancel the worker holding that ticket. The compaction
   worker (``StartCompaction``) plans the cut, asks the model for the summary and reports
   progress to the observer (started / failed / cancelled; success is the appended event).
 - ``Resolve`` / ``Placed``: complete the reply a caller is waiting for.
@@ -80,6 +83,7 @@ from acp_agent.model.base import (
     tokens_of,
 )
 from acp_agent.turn.admission import AdditionalContext, Allow
+from acp_agent.turn.batchrun import EarlyRuns
 from acp_agent.turn.compaction import (
     AUTO_COMPACT_AT,
     COMMAND,
@@ -105,12 +109,14 @@ from acp_agent.turn.ports import (
     Severity,
 )
 from acp_agent.turn.titles import ask_title, title_from, title_request
+from acp_agent.turn.toolrun import ToolRunOutcome
 from acp_agent.turn.vocabulary import (
     Abort,
     Admitted,
     Append,
     Blocked,
     Cancel,
+    CancelPrompt,
     Commit,
     CommitInBackground,
     CompactionDone,
@@ -224,7 +230,8 @@ class SessionActor:
         """The estimate of the prompt waiting for the compaction before its turn."""
         self._declared = context_window_of(deps.model)
         """The window the provider declared when last looked at (a probe may change it)."""
-        """The estimate of the last request's system message and tools (chars ÷ 4)."""
+        self._early = EarlyRuns()
+        """The running batch's concurrent calls (``batchrun.py``)."""
 
     # -- public API (also the Python API's backbone) ------------------------------------------
 
@@ -276,6 +283,12 @@ class SessionActor:
         # waits in the mailbox (say, during the turn-end fsync) is answered ``cancelled``.
         self._cancel_pending = True
         await self._post(Cancel())
+
+    async def cancel_prompt(self, reply: Reply[Outcome]) -> None:
+        """Cancel the one prompt ``reply`` answers (``CancelPrompt``): nothing once answered."""
+        ref = next((r for r, waiting in self._replies.items() if waiting is reply), None)
+        if ref is not None:
+            await self._post(CancelPrompt(ref))
 
     async def commit_repair(self) -> None:
         """Make load-time repairs durable; a failure is reported (log + observer), not raised:
@@ -367,12 +380,15 @@ class SessionActor:
                     self._turn_usage = None
                 self._spawn_worker(ticket, lambda: self._request_model(ticket, turn, step))
             case StartTool(ticket=ticket, turn=turn, step=step, call=call):
+                if self.state.batch_index == 0:
+                    self._start_concurrent(turn, step)
                 client_call = self._client_call(turn, step, call)
                 self._spawn_worker(ticket, lambda: self._run_tool(ticket, client_call))
             case Abort(ticket=ticket):
                 scope = self._workers.get(ticket)
                 if scope is not None:
                     scope.cancel()
+                self._early.cancel()
             case Resolve(ref=ref, outcome=outcome):
                 if self._cancel_pending:  # the cancel raced the natural end: it wins
                     outcome = Finished(StopReason.CANCELLED)
@@ -752,12 +768,28 @@ class SessionActor:
         compact = self._compact_prompt() if compact is None else compact
         return render(started if started is not None else self.deps.clock(), compact)
 
+    def _start_concurrent(self, turn: int, step: int) -> None:
+        """A new batch: its concurrent calls start now, together (``batchrun.py``)."""
+        batch = (self._client_call(turn, step, c) for c in self.state.batch)
+        calls = [c for c in batch if self.deps.tools.concurrent(c.name)]
+        self._early.start(calls, self._run_early, self._spawn)
+
+    async def _run_early(self, call: ToolCallPart) -> ToolRunOutcome:
+        await self.observer.tool_started(call)
+        return await self.deps.tools.run(self.id, call)
+
     async def _run_tool(self, ticket: int, call: ToolCallPart) -> None:
         scope = self._workers[ticket]
-        await self.observer.tool_started(call)
+        early = self._early.has(call.id)
+        if not early:
+            await self.observer.tool_started(call)
         outcome = None
-        with scope:
-            outcome = await self.deps.tools.run(self.id, call)
+        if early:  # an ``Abort`` cancels the run itself: its outcome (if any) is waited for
+            with anyio.CancelScope(shield=True):
+                outcome = await self._early.take(call.id)
+        else:
+            with scope:
+                outcome = await self.deps.tools.run(self.id, call)
         if scope.cancelled_caught or outcome is None:
             cancelled: list[ContentBlock] = [TextContent(text="cancelled while running")]
             changed = self.deps.tools.take_checkpoints()

@@ -49,9 +49,15 @@ Invariants the table keeps (they are the acceptance criteria of docs/design.md):
   ``StartTool``, ``_tool_done`` commits each result before the next call's ``StartTool``, and the
   last result shares the barrier that follows it (the next ``step/start``'s, or the turn end's).
   So a batch of N tools costs N barriers, plus the step boundary after it, and a crash inside a
-  batch never turns a finished tool into an interrupted one (recovery answers only the calls
+  batch never turns a finished tool into an interrupted one (the actor starts a batch's
+  *concurrent* calls, ``agent``, as soon as the batch's calls are durable: ``batchrun.py``;
+  their results are still appended and made durable in this order) (recovery answers only the calls
   without a result). Results are appended ``tell_after_commit``: the client hears ``completed``
   only of a durable result.
+- ``Cancel`` (``session/cancel``) ends the open turn and answers every queued prompt
+  ``cancelled``; ``CancelPrompt`` (a ``$/cancel_request`` naming one prompt) answers only that
+  prompt: queued, it leaves the queue; active, its turn (or admission, or compaction) ends
+  ``cancelled`` and the queue goes on as if it had never held it.
 - Worker results carry the ``ticket`` of the effect that started them. A result whose ticket is
   not current (the work was aborted by a cancel) is stale and ignored — a legal race, not an
   illegal input. Any *other* input that the table has no entry for raises ``IllegalInput``
@@ -130,6 +136,7 @@ from acp_agent.turn.vocabulary import (
     Append,
     Blocked,
     Cancel,
+    CancelPrompt,
     Commit,
     CommitInBackground,
     CompactionDone,
@@ -476,6 +483,42 @@ def _cancel_turn(state: State, input_: Input) -> Result:
     return _replace(state, cancelling=True, queue=()), effects
 
 
+def _without(state: State, ref: int, effects: list[Effect]) -> State:
+    """The queue without the prompt ``ref`` (answered ``cancelled``); unchanged if absent."""
+    dropped = tuple(p for p in state.queue if p.ref == ref)
+    _resolve_all(dropped, Finished(StopReason.CANCELLED), effects)
+    return _replace(state, queue=tuple(p for p in state.queue if p.ref != ref))
+
+
+def _is_active(state: State, ref: int) -> bool:
+    return state.active is not None and state.active.ref == ref
+
+
+def _cancel_one_early(state: State, input_: Input) -> Result:
+    """ADMITTING or COMPACTING: the active prompt's work is aborted and the next one admitted;
+    a queued one just leaves the queue."""
+    assert isinstance(input_, CancelPrompt)
+    effects: list[Effect] = []
+    if not _is_active(state, input_.ref):
+        return _without(state, input_.ref, effects), effects
+    effects.append(Abort(state.ticket))
+    _resolve_all((state.active,) if state.active else (), Finished(StopReason.CANCELLED), effects)
+    idle = _replace(state, phase=Phase.IDLE, active=None, admitted=None, ticket=state.ticket + 1)
+    return _admit_next(idle, effects)
+
+
+def _cancel_one_in_turn(state: State, input_: Input) -> Result:
+    """REQUESTING or RUNNING_TOOLS: the running prompt's turn ends cancelled (the queue runs
+    after it); a queued one just leaves the queue."""
+    assert isinstance(input_, CancelPrompt)
+    effects: list[Effect] = []
+    if not _is_active(state, input_.ref):
+        return _without(state, input_.ref, effects), effects
+    if state.cancelling:
+        return state, effects
+    return _replace(state, cancelling=True), [Abort(state.ticket)]
+
+
 # -- the table --------------------------------------------------------------------------------
 
 _IDLE, _ADMITTING, _COMPACTING = Phase.IDLE, Phase.ADMITTING, Phase.COMPACTING
@@ -526,6 +569,11 @@ _TABLE: Final[dict[tuple[Phase, type[Input]], Row]] = {
     (_COMPACTING, Cancel):           Row(_cancel_before_turn, _to(_IDLE)),
     (_REQUESTING, Cancel):           Row(_cancel_turn,        _to(_REQUESTING)),
     (_TOOLS,      Cancel):           Row(_cancel_turn,        _to(_TOOLS)),
+    (_IDLE,       CancelPrompt):     Row(_cancel_noop,        _to(_IDLE)),
+    (_ADMITTING,  CancelPrompt):     Row(_cancel_one_early,   _NO_TURN),
+    (_COMPACTING, CancelPrompt):     Row(_cancel_one_early,   _NO_TURN),
+    (_REQUESTING, CancelPrompt):     Row(_cancel_one_in_turn, _to(_REQUESTING)),
+    (_TOOLS,      CancelPrompt):     Row(_cancel_one_in_turn, _to(_TOOLS)),
 }
 # fmt: on
 

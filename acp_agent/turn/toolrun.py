@@ -108,7 +108,9 @@ class ToolRunner:
         return self.specs(compact)
 
     async def aclose(self) -> None:
-        """Stop what the tools keep running between calls (MCP servers)."""
+        """Stop what the tools keep running between calls (background tasks, MCP servers)."""
+        if self.context.tasks is not None:
+            await self.context.tasks.close()
         if self.mcp is not None:
             await self.mcp.aclose()
 
@@ -120,6 +122,10 @@ class ToolRunner:
         if tool is None and self.mcp is not None:
             tool = next((t for t in self.mcp.tools() if t.name == name), None)
         return tool
+
+    def concurrent(self, name: str) -> bool:
+        """Whether calls of ``name`` run together with the batch's others (``agent``)."""
+        return getattr(self.tools.get(name), "concurrent", False) is True
 
     def present(self, name: str, arguments: dict[str, object]) -> tuple[str, str, list[str]]:
         """Title, ACP tool kind and location paths of a call (for the client's UI)."""

@@ -164,6 +164,14 @@ class Cancel(msgspec.Struct, frozen=True):
     pass
 
 
+class CancelPrompt(msgspec.Struct, frozen=True):
+    """Cancel one prompt (the client's ``$/cancel_request`` naming it): queued, it is answered
+    ``cancelled`` and leaves the queue; running, its turn ends as with ``Cancel``; the other
+    prompts of the queue stay where they were."""
+
+    ref: int
+
+
 Input = (
     Submit
     | Admitted
@@ -176,6 +184,7 @@ Input = (
     | CompactionDone
     | CompactionFailed
     | Cancel
+    | CancelPrompt
 )
 
 # -- effects ----------------------------------------------------------------------------------

@@ -160,7 +160,7 @@ def versions() -> dict[str, str]:
     )
     codex = json.loads(package.read_text())["version"] if package.exists() else "?"
     return {
-        OURS: "acp-agent " + importlib.metadata.version("acp-agent"),
+        OURS: "acp-agent " + importlib.metadata.version("acp-agent-server"),
         "fast-agent": "fast-agent-mcp " + dist("fast-agent", "fast_agent_mcp"),
         "kimi-cli": "kimi-cli " + dist("kimi-cli", "kimi_cli"),
         "codex-acp": "@zed-industries/codex-acp " + codex,

@@ -109,7 +109,8 @@ def test_json_has_a_stable_shape(state: Path, script: Path, tmp_path: Path) -> N
     assert data["problems"] == []
     assert set(data["system"]) == {"version", "python", "pythonExecutable", "platform"}
     assert data["system"]["python"] == ".".join(map(str, sys.version_info[:3]))
-    assert [s["name"] for s in data["sections"]] == ["config", "model", "state", "journals"]
+    names = [s["name"] for s in data["sections"]]
+    assert names == ["config", "model", "state", "journals", "sandbox"]
     for section in data["sections"]:
         assert set(section) == {"name", "title", "findings"}
         for finding in section["findings"]:

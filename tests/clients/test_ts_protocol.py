@@ -18,10 +18,12 @@ from typing import Any
 import anyio
 import pytest
 
+from acp_agent.sandbox.policy import SandboxPolicy
 from tests.clients.support import NPM_PREFIX, client_env, node, require
 from tests.clients.test_ts_sdk import validate_wire
 from tests.integration.support import check_journal, write_script
 from tests.model.loopback import Reply, loopback, rate_limited
+from tests.sandbox.support import DEFAULT_POLICY
 from tests.support.acp_schema import AcpSchema, schema_path
 from tests.support.process import agent_command
 from tests.support.requests import read_requests
@@ -194,8 +196,10 @@ async def test_stable_items_with_the_stable_typescript_client(
     assert [request_ids[i] for i in cancelled] == cancelled_methods
     assert not (workspace / "out.txt").exists()
     # The cancelled command's terminal is still killed and released (not cancelled).
-    assert run["log"]["terminals"] == [
-        ["create", "/bin/sh"],
+    # Created with the sandbox's argv (``bwrap … -- /bin/sh -c …``) where one starts.
+    shell = "sh" if DEFAULT_POLICY is SandboxPolicy.OFF else "bwrap"
+    assert [[m, Path(a).name if m == "create" else a] for m, a in run["log"]["terminals"]] == [
+        ["create", shell],
         ["wait_for_exit", "t1"],
         ["kill", "t1"],
         ["release", "t1"],

@@ -20,7 +20,18 @@ from tests.support.requests import read_requests
 
 pytestmark = pytest.mark.subprocess
 
-BUILT_IN = ["compact", "init", "review", "status", "export", "model", "mode", "permissions", "undo"]
+BUILT_IN = [
+    "compact",
+    "init",
+    "review",
+    "status",
+    "export",
+    "model",
+    "mode",
+    "permissions",
+    "undo",
+    "tasks",
+]
 
 
 def user_messages(request: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:

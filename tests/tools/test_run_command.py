@@ -4,6 +4,7 @@ process group is gone, and a command runs only once ``kill_all`` can see it."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import anyio
 import anyio.abc
@@ -40,8 +41,8 @@ def slow_spawn(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     spawned: list[int] = []
     spawn = process._spawn
 
-    async def slow(command: str, cwd: str, gate: int) -> anyio.abc.Process:
-        child = await spawn(command, cwd, gate)
+    async def slow(command: str, cwd: str, gate: int, *rest: Any) -> anyio.abc.Process:
+        child = await spawn(command, cwd, gate, *rest)
         spawned.append(child.pid)
         with anyio.CancelScope(shield=True):
             await anyio.sleep(SPAWN_DELAY_S)
@@ -60,7 +61,7 @@ def text(output: ToolOutput) -> str:
 async def test_output_and_exit_code(workspace: Path) -> None:
     output = await RunCommand().run({"command": "echo out; echo err >&2"}, context(workspace))
     assert not output.is_error
-    assert text(output) == "$ echo out; echo err >&2\nout\nerr\n[exit code 0]"
+    assert text(output) == "sandbox: off\n$ echo out; echo err >&2\nout\nerr\n[exit code 0]"
 
 
 async def test_a_failing_command_is_an_error_result(workspace: Path) -> None:
@@ -90,7 +91,10 @@ async def test_a_timeout_kills_the_command(workspace: Path) -> None:
     args = {"command": "echo started; sleep 30", "timeout_ms": 200}
     output = await RunCommand().run(args, context(workspace))
     assert output.is_error
-    assert text(output) == "$ echo started; sleep 30\nstarted\n[timed out: the command was killed]"
+    assert (
+        text(output)
+        == "sandbox: off\n$ echo started; sleep 30\nstarted\n[timed out: the command was killed]"
+    )
     assert process.live_groups() == frozenset()
 
 
@@ -160,7 +164,7 @@ async def test_a_shell_whose_gate_closes_unopened_runs_nothing(workspace: Path) 
 async def test_the_command_reads_dev_null_not_the_gate(workspace: Path) -> None:
     args: dict[str, object] = {"command": "cat; echo end", "timeout_ms": 10_000}
     output = await RunCommand().run(args, context(workspace))
-    assert text(output) == "$ cat; echo end\nend\n[exit code 0]"
+    assert text(output) == "sandbox: off\n$ cat; echo end\nend\n[exit code 0]"
 
 
 DETACHED_NOTE = (
@@ -183,7 +187,7 @@ async def test_a_detached_process_holding_the_output_does_not_make_a_timeout(
     finally:
         kill_detached(workspace / "detached.pid")
     assert not output.is_error
-    assert text(output) == f"$ {command}\nstarted\n{DETACHED_NOTE}\n[exit code 0]"
+    assert text(output) == f"sandbox: off\n$ {command}\nstarted\n{DETACHED_NOTE}\n[exit code 0]"
     assert process.live_groups() == frozenset()
 
 
@@ -196,4 +200,4 @@ async def test_a_detached_process_does_not_hide_a_failing_exit_status(workspace:
     finally:
         kill_detached(workspace / "detached.pid")
     assert output.is_error
-    assert text(output) == f"$ {command}\n{DETACHED_NOTE}\n[exit code 3]"
+    assert text(output) == f"sandbox: off\n$ {command}\n{DETACHED_NOTE}\n[exit code 3]"

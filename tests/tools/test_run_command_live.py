@@ -84,7 +84,7 @@ async def test_the_live_tail_is_bounded_from_a_line_start(
 
 async def test_without_progress_the_command_runs_as_before(workspace: Path) -> None:
     output = await RunCommand().run({"command": "echo hi"}, context(workspace))
-    assert output.content[0].text == "$ echo hi\nhi\n[exit code 0]"  # type: ignore[union-attr]
+    assert output.content[0].text == "sandbox: off\n$ echo hi\nhi\n[exit code 0]"  # type: ignore[union-attr]
 
 
 class BrokenProgress(RecordingProgress):

@@ -21,6 +21,7 @@ from tests.integration.support import (
     wait_until,
     write_script,
 )
+from tests.sandbox.support import DEFAULT_LINE
 from tests.support.acp_schema import JsonObject
 from tests.support.recording import RecordedAgent, RecordingClient, recorded_agent
 from tests.support.requests import read_requests
@@ -162,7 +163,8 @@ async def test_a_command_runs_in_the_client_terminal_shown_live(
         sid = await agent.handshake(workspace)
         await agent.prompt_text(sid, "run")
         updates = turn_updates(agent, sid, "run")
-    assert client.created == [("/bin/sh", ["-c", "echo hi; exit 4"], str(workspace))]
+    ((program, args, cwd),) = client.created  # the sandbox's argv, if any, first
+    assert ([program, *args][-3:], cwd) == (["/bin/sh", "-c", "echo hi; exit 4"], str(workspace))
     assert client.released == ["term-1"] and client.unexpected_calls == []
     terminal = {"type": "terminal", "terminalId": "term-1"}
     shown = [u for u in updates if u["sessionUpdate"] == "tool_call_update" and "status" not in u]
@@ -170,7 +172,7 @@ async def test_a_command_runs_in_the_client_terminal_shown_live(
     (final,) = finals(updates)
     assert (final["status"], final["content"]) == ("failed", [terminal])
     (result,) = check_journal(state_dir, sid, workspace).of_type("tool/result")
-    assert result["content"][0]["text"] == "$ echo hi; exit 4\nhi\n[exit code 4]"
+    assert result["content"][0]["text"] == f"{DEFAULT_LINE}$ echo hi; exit 4\nhi\n[exit code 4]"
 
 
 async def test_a_cancelled_command_leaves_no_process_in_its_group(

@@ -20,6 +20,7 @@ from tests.integration.support import (
     turn_updates,
     write_script,
 )
+from tests.sandbox.support import unsandboxed
 from tests.support.acp_schema import JsonObject
 from tests.support.recording import RecordingClient, recorded_agent
 from tests.support.requests import read_requests
@@ -73,7 +74,8 @@ async def test_a_command_whose_detached_child_holds_the_output_reports_its_exit(
 ) -> None:
     """``setsid -f`` starts a child in a new session that keeps the output pipe open for 30 s
     while the shell exits 0. It used to be reported "[timed out: the command was killed]" after
-    the whole timeout, a kill that never happened."""
+    the whole timeout, a kill that never happened. Unsandboxed: in the sandbox, what a command
+    leaves running ends with it (its own pid namespace, ``tests/sandbox``)."""
     command = f"{DETACH}; echo started"
     call = {
         "id": "c1",
@@ -83,7 +85,7 @@ async def test_a_command_whose_detached_child_holds_the_output_reports_its_exit(
     client = RecordingClient(advertise_fs=False)
     try:
         async with recorded_agent(
-            client, serve_command(script(tmp_path, call)), env=agent_env
+            client, serve_command(script(tmp_path, call), *unsandboxed(tmp_path)), env=agent_env
         ) as agent:
             sid = await agent.handshake(workspace)
             assert (await agent.prompt_text(sid, "go")).stop_reason == "end_turn"
@@ -92,6 +94,6 @@ async def test_a_command_whose_detached_child_holds_the_output_reports_its_exit(
         kill_detached(workspace / "detached.pid")
     assert final["status"] == "completed"
     assert tool_text(final) == (
-        f"$ {command}\nstarted\n[a process the command started is still running detached and "
+        f"sandbox: off\n$ {command}\nstarted\n[a process the command started is still running detached and "
         "holding its output open; output after the shell exited is not shown]\n[exit code 0]"
     )

@@ -21,6 +21,7 @@ from tests.integration.support import (
     turn_updates,
     wait_until,
 )
+from tests.sandbox.support import DEFAULT_LINE
 from tests.support.acp_schema import JsonObject
 from tests.support.recording import RecordingClient, recorded_agent
 from tests.support.requests import read_requests
@@ -68,7 +69,7 @@ async def test_local_command_output_reaches_the_card_before_the_result(
     first, final = shown[0], shown[-1]
     assert "status" not in first and content_texts(first) == [f"$ {GATED}\nfirst"]
     assert final["status"] == "completed" and final is finals(updates)[0], "the result comes last"
-    assert tool_text(final) == f"$ {GATED}\nfirst\nsecond\n[exit code 0]"
+    assert tool_text(final) == f"{DEFAULT_LINE}$ {GATED}\nfirst\nsecond\n[exit code 0]"
     assert all(u["toolCallId"] == "c1" for u in shown)
     (result,) = check_journal(state_dir, sid, workspace).of_type("tool/result")
     assert result["content"][0]["text"] == tool_text(final), "only the result is journaled"
