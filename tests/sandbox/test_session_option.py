@@ -201,7 +201,9 @@ async def test_the_network_comes_with_workspace_write_network_only(
 
 
 def running(marker: str) -> bool:
-    found = subprocess.run(["pgrep", "-f", f"sleep {marker}"], capture_output=True, check=False)
+    """The ``sleep`` itself runs (anchored: bwrap's and the shell's command lines name it too,
+    and bwrap's appears before it has armed ``--die-with-parent``)."""
+    found = subprocess.run(["pgrep", "-f", f"^sleep {marker}"], capture_output=True, check=False)
     return found.returncode == 0
 
 
