@@ -22,6 +22,8 @@ class Options(msgspec.Struct, frozen=True):
     log_file: str | None
     max_line_bytes: int
     context_window: int = DEFAULT_CONTEXT_WINDOW
+    context_window_set: bool = False
+    """``--context-window`` (or its variable) was given: a ``gguf:`` model's ``n_ctx`` too."""
     journal_store: str | None = None
     """``--journal-store``: ``file`` or a ``postgresql://`` URL; ``None``: the config's, else files."""
 
@@ -33,7 +35,8 @@ def add_server_options(parser: argparse.ArgumentParser) -> None:
         default=env("ACP_AGENT_MODEL"),
         metavar="SPEC",
         help="model: openai:MODEL, deepseek:MODEL, PROVIDER:MODEL of a [providers] config "
-        "table, or script:PATH (env ACP_AGENT_MODEL)",
+        "table, gguf:/ABS/PATH.gguf[?ctx=N&threads=N&seed=N] (llama.cpp in process, the "
+        "[local] extra), or script:PATH (env ACP_AGENT_MODEL)",
     )
     parser.add_argument(
         "--state-dir",
@@ -77,10 +80,12 @@ def add_server_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--context-window",
         type=int,
-        default=int(env("ACP_AGENT_CONTEXT_WINDOW", DEFAULT_CONTEXT_WINDOW)),
+        default=int(env("ACP_AGENT_CONTEXT_WINDOW", "0")) or None,
         metavar="N",
-        help="the model's context window in tokens; history is compacted automatically "
-        "before a turn that would fill 80%% of it (env ACP_AGENT_CONTEXT_WINDOW)",
+        help="the model's context window in tokens (default: what the server names, else "
+        f"{DEFAULT_CONTEXT_WINDOW}); for gguf: the window llama.cpp allocates (n_ctx); history "
+        "is compacted automatically before a turn that would fill 80%% of it "
+        "(env ACP_AGENT_CONTEXT_WINDOW)",
     )
 
 
@@ -97,6 +102,7 @@ def options_from(args: argparse.Namespace) -> Options:
         log_level=args.log_level,
         log_file=args.log_file,
         max_line_bytes=args.max_line_bytes,
-        context_window=args.context_window,
+        context_window=args.context_window or DEFAULT_CONTEXT_WINDOW,
+        context_window_set=args.context_window is not None,
         journal_store=args.journal_store or None,
     )

@@ -28,6 +28,7 @@ from bench.cases import (
     cancel,
     checkpoints,
     first_token,
+    gguf_first,
     inject,
     memory,
     postgres,
@@ -71,6 +72,7 @@ CASES: dict[str, Case] = {
     "postgres": postgres.run,
     "search": search.run,
     "checkpoints": checkpoints.run,
+    "gguf_first": gguf_first.run,
 }
 ORDER = [
     "inject",
@@ -87,6 +89,7 @@ ORDER = [
     "postgres",
     "search",
     "checkpoints",
+    "gguf_first",
 ]
 KEY_ORDER = [
     "inject_durable_p50",
@@ -125,6 +128,8 @@ KEY_ORDER = [
     "postgres_load_small",
     "search_100k",
     "checkpoint_run_command",
+    "gguf_first_request_tokens",
+    "gguf_first_request_ms",
 ]
 
 

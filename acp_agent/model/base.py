@@ -83,6 +83,12 @@ class ModelRequest(msgspec.Struct, frozen=True):
     max_output_tokens: int | None = None
     """A tighter output bound for this request (a background title's); ``None``: the
     provider's own."""
+    context_window: int | None = None
+    """The window the session learned for this model (``turn/gauge.py``), which the provider
+    bounds the request with instead of its configured one; ``None``: the provider's own."""
+    token_ratio: float = 1.0
+    """Real tokens per chars-÷-4 token, as the session calibrated it: the provider's output
+    bound counts the request with it (``CHARS_PER_TOKEN``'s estimate times this)."""
 
 
 class StopKind(StrEnum):
@@ -156,7 +162,40 @@ def tokens_of(chars: int) -> int:
 class ContextOverflow(ModelError):
     """The provider refused the request as longer than the model's context window (OpenAI's
     ``context_length_exceeded``, vLLM's, llama.cpp's and DeepSeek's messages): the session may
-    compact and try once more."""
+    compact and try once more.
+
+    ``window``: the window the server's error names (``window.window_named``), which the session
+    keeps from then on; ``prompt_tokens``: what the server counted of the refused request, which
+    calibrates the session's estimate (``turn/gauge.py``). ``None`` where the error says nothing."""
+
+    def __init__(
+        self, message: str, *, window: int | None = None, prompt_tokens: int | None = None
+    ) -> None:
+        super().__init__(message)
+        self.window = window
+        self.prompt_tokens = prompt_tokens
+
+
+INVALID_ARGUMENTS: Final = "_acp_agent_invalid_arguments"
+"""The one key of the arguments of a tool call whose arguments the model wrote as no JSON
+object: its value is the parse error and the text as written (``malformed_call``). The call is
+journaled like that and answered with a failed tool result naming the error (``turn/toolrun.py``),
+so the model can correct it, instead of the turn failing."""
+
+
+def malformed_call(call_id: str, name: str, text: str, error: str) -> ToolCallPart:
+    return ToolCallPart(call_id, name, {INVALID_ARGUMENTS: {"error": error, "text": text}})
+
+
+def invalid_arguments(call: ToolCallPart) -> str | None:
+    """What to tell the model of a ``malformed_call``; ``None`` for a well-formed one."""
+    bad = call.arguments.get(INVALID_ARGUMENTS)
+    if not isinstance(bad, dict):
+        return None
+    return (
+        f"the arguments of this {call.name} call are not a JSON object ({bad.get('error')}); "
+        f"the tool did not run. They were: {str(bad.get('text'))[:2000]}"
+    )
 
 
 class Capabilities(msgspec.Struct, frozen=True):
@@ -189,6 +228,15 @@ def context_window_of(provider: ModelProvider) -> int | None:
     """The model's context window in tokens when the provider knows it."""
     window = provider.capabilities.context_window
     return window if window is not None and window > 0 else None
+
+
+async def learn_window(provider: ModelProvider) -> None:
+    """Let a provider that can ask its server for the window do so now (``learn_window``, an
+    optional method: the OpenAI-compatible provider's ``openai/probe.py``), so the session's
+    first request is sized for it."""
+    learn = getattr(provider, "learn_window", None)
+    if learn is not None:
+        await learn()
 
 
 class ModelProvider(Protocol):

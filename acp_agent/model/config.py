@@ -57,6 +57,9 @@ class ModelOptions(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     reasoning_effort_field: EffortField | None = None
     input_price: _Price | None = None
     output_price: _Price | None = None
+    local: bool | None = None
+    """A server on this machine (llama.cpp, Ollama …): no title requests compete with turns,
+    and its window is asked of it (``openai/probe.py``)."""
 
 
 class ProviderEntry(ModelOptions, frozen=True, forbid_unknown_fields=True):

@@ -57,6 +57,7 @@ leaves the agent's in place (tests/live, test (a): SIGTERM after a load stops th
 
 from __future__ import annotations
 
+import dataclasses
 import importlib
 import secrets
 import time
@@ -108,6 +109,17 @@ class GgufSettings:
     """Sent as ``tool_choice`` beside the tools; ``None``: not sent (llama.cpp: ``auto``)."""
 
     @classmethod
+    def from_spec(
+        cls, rest: str, env: Mapping[str, str], context_window: int | None = None
+    ) -> GgufSettings:
+        """The settings of ``gguf:REST``: its query (``ctx``, ``threads``, ``seed``), else
+        ``--context-window`` for the window, else the defaults; the environment's for the
+        rest (``from_env``). ``ValueError`` if any is bad."""
+        options: dict[str, Any] = {"context_window": context_window} if context_window else {}
+        options.update(spec_options(rest))
+        return dataclasses.replace(cls.from_env(env), **options)
+
+    @classmethod
     def from_env(cls, env: Mapping[str, str]) -> GgufSettings:
         """The settings a ``gguf:`` model has no config table for yet; ``ValueError`` if bad."""
         template = env.get(CHAT_TEMPLATE_ENV, "").strip()
@@ -123,6 +135,27 @@ class GgufSettings:
         )
 
 
+SPEC_OPTIONS = {"ctx": "context_window", "threads": "threads", "seed": "seed"}
+"""``gguf:PATH?ctx=N&threads=N&seed=N``: the query of a spec, and the settings it sets."""
+
+
+def spec_options(rest: str) -> dict[str, int]:
+    """The settings a spec's query sets (``ValueError`` naming a bad one)."""
+    _, mark, query = rest.partition("?")
+    chosen: dict[str, int] = {}
+    for pair in query.split("&") if mark and query else []:
+        key, _, value = pair.partition("=")
+        if key not in SPEC_OPTIONS:
+            raise ValueError(f"gguf: unknown option {key!r}; expected {', '.join(SPEC_OPTIONS)}")
+        least = 0 if key == "seed" else 1
+        if not value.isdigit() or int(value) < least:
+            raise ValueError(
+                f"gguf: {key} expects a whole number of at least {least}, got {value!r}"
+            )
+        chosen[SPEC_OPTIONS[key]] = int(value)
+    return chosen
+
+
 def spec_path(rest: str) -> Path:
     """The model file of a ``gguf:`` spec; ``ValueError`` unless it is an absolute path.
 
@@ -131,6 +164,7 @@ def spec_path(rest: str) -> Path:
     when the model is first used (and by ``acp-agent doctor``), so a missing file reaches the
     user as the answer to a prompt rather than as an agent that does not start.
     """
+    rest = rest.partition("?")[0]
     path = Path(rest).expanduser()
     if not rest.strip() or not path.is_absolute():
         raise ValueError(f"gguf: expects an absolute path to a .gguf file, got {rest!r}")
@@ -262,6 +296,11 @@ class GgufModel:
             if local is not None:
                 local.server = None  # the last reference: llama.cpp stops here
                 log.info("gguf_server_stopped", model=str(self.path))
+
+    async def start(self) -> None:
+        """Load the model and start its server now, not at the first request (a benchmark
+        that times requests, not the load)."""
+        await self._started()
 
     async def _started(self) -> OpenAICompatible:
         async with self._lock:

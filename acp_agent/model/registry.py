@@ -272,7 +272,7 @@ class ModelCatalog:
 
             try:
                 spec_path(rest)
-                GgufSettings.from_env(os.environ)
+                GgufSettings.from_spec(rest, os.environ, self.context_window)
             except ValueError as exc:
                 raise BadModelSpec(str(exc)) from None
             return scheme, rest
@@ -294,7 +294,8 @@ class ModelCatalog:
         if scheme == "gguf":
             from acp_agent.model.gguf import GgufModel, GgufSettings, spec_path
 
-            local = GgufModel(spec_path(rest), GgufSettings.from_env(os.environ))
+            chosen = GgufSettings.from_spec(rest, os.environ, self.context_window)
+            local = GgufModel(spec_path(rest), chosen)
             self._to_close.append(local)
             return local
         from acp_agent.model.openai.provider import OpenAICompatible

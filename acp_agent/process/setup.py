@@ -61,7 +61,8 @@ def checked_setup(options: Options) -> Setup:
     tables only when there is one."""
     config = read_config_file(options.config)  # once, for every table
     providers = providers_from(config, options.config)
-    models = ModelCatalog(options.model, providers, context_window=options.context_window)
+    window = options.context_window if options.context_window_set else None
+    models = ModelCatalog(options.model, providers, context_window=window)
     prompt = prompt_config_from(config, options.config)
     web_fetch = web_fetch_settings_from(config, options.config)
     choose_store(options.state_dir, options.journal_store, config, options.config)

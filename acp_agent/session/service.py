@@ -72,6 +72,7 @@ from acp_agent.tools.permissions import Mode, Permissions, parse_mode
 from acp_agent.tools.subagent import MAX_DEPTH
 from acp_agent.tools.task_record import TaskRecord
 from acp_agent.turn.actor import SessionActor
+from acp_agent.turn.gauge import Learned
 from acp_agent.turn.ports import Reply, SessionDeps, SessionObserver, new_id, now_ms
 from acp_agent.turn.vocabulary import Finished, Outcome, Placement, StopReason, TurnUsage
 
@@ -145,7 +146,9 @@ class Session(Generic[Obs]):
         self.unavailable_model: str | None = None
         """The saved model ``restore`` could not use (the session fell back to the default)."""
         actor.deps.system_prompt = self.system_prompt
+        actor.deps.compact_for = self.compact_for
         actor.deps.tools.permissions.on_switch = self._switched_inside
+        actor.deps.remember_learned = self._remember_learned
 
     @property
     def id(self) -> str:
@@ -231,7 +234,9 @@ class Session(Generic[Obs]):
 
     @property
     def context_window(self) -> int:
-        return self.actor.deps.context_window
+        """The model's window as the session knows it: learned from the server, else
+        configured (``turn/gauge.py``)."""
+        return self.actor.window()
 
     @property
     def context_used(self) -> int | None:
@@ -479,6 +484,8 @@ class Session(Generic[Obs]):
 
     def restore(self, settings: SessionSettings) -> None:
         self._prompt = settings.system_prompt
+        if settings.learned is not None:
+            self.actor.learned = settings.learned  # for its model only (``Learned.of``)
         self.actor.deps.reasoning_effort = settings.thought_level
         mode = parse_mode(settings.mode) if settings.mode is not None else None
         if mode is not None:
@@ -530,18 +537,28 @@ class Session(Generic[Obs]):
         self._prompt = prompt
         await self._save_settings()
 
-    def system_prompt(self, turn_started_ms: int) -> str:
-        """The system message of a request whose turn started then (``system_prompt.py``)."""
+    def system_prompt(self, turn_started_ms: int, compact: bool = False) -> str:
+        """The system message of a request whose turn started then (``system_prompt.py``);
+        ``compact``: the short built-in text, for a small window."""
         roots = self.actor.deps.tools.context.all_roots()
         wiring, skills = self._sessions.wiring.prompt, self.skills
-        return render(wiring, self._prompt, roots, turn_started_ms, skills_prompt(skills))
+        return render(wiring, self._prompt, roots, turn_started_ms, skills_prompt(skills), compact)
+
+    def compact_for(self, window: int) -> bool:
+        return self._sessions.wiring.prompt.compact_for(window)
 
     async def _save_settings(self) -> None:
         level, prompt = self.thought_level, self._prompt
         chosen = self._commands.chosen
         sandbox = str(chosen) if chosen is not None else None
-        settings = SessionSettings(str(self.mode), self._chosen_model, level, prompt, sandbox)
+        learned = self.actor.learned if self.actor.learned.model else None
+        settings = SessionSettings(
+            str(self.mode), self._chosen_model, level, prompt, sandbox, learned
+        )
         await save_settings(self._sessions.state_dir, self.id, settings)
+
+    async def _remember_learned(self, _learned: Learned) -> None:
+        await self._save_settings()
 
 
 class Sessions(Generic[Obs]):
@@ -865,7 +882,9 @@ def _unlink(actor: SessionActor) -> None:
     which kept the whole history alive until a collection of the cyclic GC (the journal's
     entries are not tracked by it: ``journal/events.py``); now it goes when the session does."""
     actor.deps.system_prompt = None
+    actor.deps.compact_for = None
     actor.deps.tools.permissions.on_switch = None
+    actor.deps.remember_learned = None
     if actor.deps.tools.context.tasks is not None:
         actor.deps.tools.context.tasks.on_end = None
     actor.deps.tools.context = replace(actor.deps.tools.context, subagents=None)

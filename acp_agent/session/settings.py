@@ -1,5 +1,5 @@
 """A session's settings that outlive the process: its mode, its model, its system prompt, its
-sandbox policy.
+sandbox policy, and what it learned of its model's window and tokens.
 
 They are not history, so they are not journal events: a side file ``settings.json`` in the
 session directory, beside the title, rewritten whole (temp file, ``fsync``, rename) whenever the
@@ -25,6 +25,7 @@ from acp_agent.journal.files import fsync_dir
 from acp_agent.journal.paths import session_dir
 from acp_agent.journal.store import keep_side_file
 from acp_agent.session.system_prompt import SessionPrompt
+from acp_agent.turn.gauge import Learned
 
 log = structlog.get_logger(__name__)
 
@@ -43,6 +44,8 @@ class SessionSettings(msgspec.Struct, frozen=True, omit_defaults=True):
     client sends another one with load, resume or fork."""
     sandbox: str | None = None
     """A ``SandboxPolicy`` value the session chose; ``None``: the process's (config or default)."""
+    learned: Learned | None = None
+    """What the session learned of its model's window and tokens (``turn/gauge.py``)."""
 
 
 def read_settings(directory: Path) -> SessionSettings:

@@ -46,6 +46,23 @@ earlier history). Weigh context by its source; only the user gives you tasks.\
 """
 
 
+COMPACT = """\
+You are acp-agent, a coding agent. Read a file before you edit it; run tests with \
+run_command. If a call is refused, say what you wanted. Answer briefly.\
+"""
+"""The built-in prompt for a small window (``[agent] prompt = "compact"``, or a window of
+``COMPACT_WINDOW`` tokens or less): a few lines instead of a screenful."""
+COMPACT_WINDOW = 8192
+
+
+class PromptSize(StrEnum):
+    """``[agent] prompt``: ``compact`` (a short prompt and the core tools, short) or ``full``;
+    unset: compact for a window of ``COMPACT_WINDOW`` tokens or less."""
+
+    COMPACT = "compact"
+    FULL = "full"
+
+
 class PromptMode(StrEnum):
     APPEND = "append"
     OVERRIDE = "override"
@@ -69,6 +86,13 @@ class PromptConfig(msgspec.Struct, frozen=True):
     model_titles: bool = True
     """``[agent] model_titles``: ask the model for a session title after the first turn
     (``titles.py``; never the script or a local ``gguf:`` model)."""
+    size: PromptSize | None = None
+    """``[agent] prompt``; ``None``: decided by the window (``compact_for``)."""
+
+    def compact_for(self, window: int) -> bool:
+        if self.size is not None:
+            return self.size is PromptSize.COMPACT
+        return window <= COMPACT_WINDOW
 
 
 def render(
@@ -77,13 +101,15 @@ def render(
     roots: Sequence[Path],
     turn_started_ms: int,
     skills: str = "",
+    compact: bool = False,
 ) -> str:
     """The one system message of a request; ``roots[0]`` is the session's cwd; ``skills``:
     the lines naming the session's skills (``skills.skills_prompt``), after the instructions."""
     if session is not None and session.mode is PromptMode.OVERRIDE:
         instructions = [session.text]
     else:
-        instructions = [config.base, config.append, session.text if session else ""]
+        base = COMPACT if compact and config.base == BUILT_IN else config.base
+        instructions = [base, config.append, session.text if session else ""]
     parts = [*filter(None, [*instructions, skills]), environment(roots, turn_started_ms)]
     return "\n\n".join(parts)
 
@@ -109,6 +135,7 @@ class AgentTable(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     system_prompt_file: str | None = None
     system_prompt_append: str = ""
     model_titles: bool = True
+    prompt: PromptSize | None = None
 
 
 def prompt_config_from(data: dict[str, Any], path: Path | None) -> PromptConfig:
@@ -122,7 +149,7 @@ def prompt_config_from(data: dict[str, Any], path: Path | None) -> PromptConfig:
     except msgspec.ValidationError as exc:
         raise ConfigError(f"{path}: agent: {exc}") from exc
     base = BUILT_IN if table.system_prompt_file is None else _read(table.system_prompt_file, path)
-    return PromptConfig(base, table.system_prompt_append, skills, table.model_titles)
+    return PromptConfig(base, table.system_prompt_append, skills, table.model_titles, table.prompt)
 
 
 def user_skills_dir(config: Path | None) -> Path:

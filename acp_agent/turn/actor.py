@@ -60,6 +60,7 @@ from acp_agent.journal.events import (
     SourceKind,
     StepUsage,
     ToolCallPart,
+    ToolResult,
     TurnEnd,
     UserMessage,
     source,
@@ -77,12 +78,16 @@ from acp_agent.model.base import (
     ToolCallReady,
     Usage,
     UserTurn,
+    context_window_of,
+    learn_window,
     tokens_of,
 )
 from acp_agent.turn.admission import AdditionalContext, Allow
 from acp_agent.turn.batchrun import EarlyRuns
 from acp_agent.turn.compaction import (
+    AUTO_COMPACT_AT,
     COMMAND,
+    CompactionPlan,
     CompactionProgress,
     keep_budget,
     plan_compaction,
@@ -90,6 +95,8 @@ from acp_agent.turn.compaction import (
     summary_request,
     window_neared,
 )
+from acp_agent.turn.fit import fit_tool_results
+from acp_agent.turn.gauge import Learned
 from acp_agent.turn.history import History
 from acp_agent.turn.machine import State, TurnMachine
 from acp_agent.turn.parts import PartsBuilder, aclose_stream
@@ -216,6 +223,13 @@ class SessionActor:
         self.context_used: int | None = None
         """What the context held at the last request that reported usage (``usage_update``)."""
         self._stopped = False
+        self.learned = deps.learned or Learned()
+        """What the session learned of its model's window and tokens (``gauge.py``)."""
+        self._fixed_tokens = 0
+        self._upcoming_tokens = 0
+        """The estimate of the prompt waiting for the compaction before its turn."""
+        self._declared = context_window_of(deps.model)
+        """The window the provider declared when last looked at (a probe may change it)."""
         self._early = EarlyRuns()
         """The running batch's concurrent calls (``batchrun.py``)."""
 
@@ -479,7 +493,7 @@ class SessionActor:
             await self._maybe_title(decision.content)
             message = UserMessage(self.deps.ids(), decision.content, source(SourceKind.USER))
             contexts = tuple(self._context_message(c) for c in decision.additional_contexts)
-            compact_first = self._overflowed or self._nears_window([message, *contexts])
+            compact_first = self._nears_window([message, *contexts]) or self._overflowed
             self._overflowed = False
             await self._report(Admitted(ticket, message, contexts, compact_first))
         else:
@@ -499,14 +513,52 @@ class SessionActor:
         return UserMessage(self.deps.ids(), context.content, context.source)
 
     def _nears_window(self, admitted: list[UserMessage]) -> bool:
-        """Would the next request (history + the admitted messages) near the context window?"""
+        """Would the next request (history + the admitted messages + the system message and
+        tools) near the context window, counted as the server counts (``gauge.py``)?"""
         upcoming = [UserTurn(message.content, message.source) for message in admitted]
         chars = self._history.json_chars(self.entries, upcoming)  # not the history encoded again
-        return window_neared(tokens_of(chars), self.deps.context_window)
+        self._upcoming_tokens = tokens_of(len(msgspec.json.encode(upcoming)))
+        tokens = self._gauge().tokens(tokens_of(chars) + self._fixed_tokens)
+        return window_neared(tokens, self.window())
+
+    # -- what the session learned of the window and the tokens (gauge.py) ----------------------
+
+    def _gauge(self) -> Learned:
+        return self.learned.of(self.deps.model.name)
+
+    def window(self) -> int:
+        """The model's window: learned from the server, else configured."""
+        return self._gauge().window(self.deps.context_window)
+
+    async def _learn(self, learned: Learned) -> None:
+        before, self.learned = self._gauge(), learned
+        if learned == before:
+            return
+        self._log.info(
+            "model_window_learned",
+            model=learned.model,
+            context_window=learned.window(self.deps.context_window),
+            token_ratio=learned.token_ratio,
+        )
+        if self.deps.remember_learned is not None and _worth_saving(before, learned):
+            await self.deps.remember_learned(learned)
+
+    async def _learn_declared(self) -> None:
+        """A window the provider learned since (its server named it: ``openai/probe.py``)."""
+        declared = context_window_of(self.deps.model)
+        if declared != self._declared:
+            self._declared = declared
+            await self._learn(self._gauge().windowed(declared))
+
+    async def _learn_overflow(self, exc: ContextOverflow, estimated: int) -> None:
+        learned = self._gauge().windowed(exc.window)
+        if exc.prompt_tokens is not None:
+            learned = learned.calibrated(estimated, exc.prompt_tokens)
+        await self._learn(learned)
 
     async def _compact(self, ticket: int, reason: CompactionReason, instructions: str) -> None:
         scope = self._workers[ticket]
-        plan = plan_compaction(self.entries, keep_tokens=keep_budget(self.deps.context_window))
+        plan = plan_compaction(self.entries, keep_tokens=self._keep_tokens(reason))
         if plan is None:
             self._log.info("compaction_skipped", reason=str(reason), why="nothing to summarize")
             await self._report(CompactionDone(ticket, None))
@@ -514,15 +566,14 @@ class SessionActor:
         compaction_id, progress = self.deps.ids(), self.observer.compaction_progress
         self._log.info("compaction_started", reason=str(reason), through_seq=plan.through_seq)
         await progress(compaction_id, CompactionProgress.STARTED, None)
-        window = self.deps.context_window
-        request = summary_request(self.id, plan, instructions, self._system(), window)
         summary = None
         try:
             with scope:
-                summary = await summarize(self.deps.model, request)
+                summary = await self._summarize(plan, instructions)
         except ModelError as exc:
             self._log.warning("compaction_failed", reason=str(reason), error=str(exc))
             await progress(compaction_id, CompactionProgress.FAILED, str(exc))
+            await self.observer.note(f"The history could not be compacted: {failure(exc)}")
             await self._report(CompactionFailed(ticket, str(exc)))
             return
         if scope.cancelled_caught or summary is None:
@@ -531,20 +582,44 @@ class SessionActor:
         event = Compaction(compaction_id, summary, plan.through_seq, plan.kept_from_seq, reason)
         await self._report(CompactionDone(ticket, event))
 
+    def _keep_tokens(self, reason: CompactionReason) -> int:
+        """What the compaction may keep verbatim (chars-÷-4 tokens): ``keep_budget`` of the
+        window, and before a turn no more than leaves room, under the compaction threshold, for
+        the system message, the tools and the prompt that waits."""
+        gauge, window = self._gauge(), self.window()
+        keep = keep_budget(window)
+        if reason is CompactionReason.AUTO:
+            waiting = gauge.tokens(self._fixed_tokens + self._upcoming_tokens)
+            keep = min(keep, int(window * AUTO_COMPACT_AT) - waiting)
+        return gauge.estimate_of(keep) if keep > 0 else 1  # 1: an empty rest ("[]") fits
+
+    async def _summarize(self, plan: CompactionPlan, instructions: str) -> list[ContentBlock]:
+        """The summary; asked again, once, after an overflow that taught the window or the
+        tokens (the request is fitted to what was learned)."""
+        for attempt in range(2):
+            gauge, window = self._gauge(), self.window()
+            request = summary_request(
+                self.id, plan, instructions, self._system(), window, gauge.ratio
+            )
+            try:
+                return await summarize(self.deps.model, request)
+            except ContextOverflow as exc:
+                await self._learn_overflow(exc, request_estimate(request))
+                if attempt or self._gauge() == gauge:
+                    raise
+        raise AssertionError("unreachable")
+
     async def _request_model(self, ticket: int, turn: int, step: int) -> None:
         scope = self._workers[ticket]
         message_id = self.deps.ids()
         parts = PartsBuilder()
-        messages = self._history.messages(self.entries)
         stop = ModelStop.END_TURN
         details: tuple[msgspec.Raw, ...] = ()
         used: StepUsage | None = None
         events: AsyncIterator[StreamEvent] | None = None
         try:
             with scope:
-                specs = await self.deps.tools.prepare()  # MCP servers connect at the first one
-                effort = self.deps.reasoning_effort
-                request = ModelRequest(self.id, turn, step, messages, specs, self._system(), effort)
+                request = await self._fitted_request(turn, step)
                 events = self.deps.model.stream(request)
                 async for item in events:
                     match item:
@@ -559,21 +634,88 @@ class SessionActor:
                         case Usage() as usage:
                             used = _step_usage(usage, used)
                             self._count(usage)
-                            await self.observer.usage(usage, self.deps.context_window)
+                            await self._learn_declared()
+                            estimated = request_estimate(request)
+                            await self._learn(
+                                self._gauge().calibrated(estimated, usage.input_tokens)
+                            )
+                            await self.observer.usage(usage, self.window())
                         case Finish(stop=finish, reasoning_details=details):
                             stop = ModelStop(finish.value)
                         case Retrying() as retrying:
                             await self.observer.notice(retry_notice(retrying))
+        except ContextOverflow as exc:
+            await aclose_stream(events)
+            events = None
+            if await self._refit(exc, request, parts):
+                await self._request_model(ticket, turn, step)
+                return
+            await self._failed(ticket, turn, step, message_id, parts, exc)
+            return
         except ModelError as exc:
-            self._log.warning("model_request_failed", turn=turn, step=step, error=str(exc))
-            self._overflowed = isinstance(exc, ContextOverflow)
-            await self._report(ModelFailed(ticket, message_id, parts.build(), failure(exc)))
+            await self._failed(ticket, turn, step, message_id, parts, exc)
             return
         finally:
             await aclose_stream(events)
         if scope.cancelled_caught:
             stop = ModelStop.CANCELLED
         await self._report(ModelDone(ticket, message_id, parts.build(), stop, details, used))
+
+    async def _failed(
+        self,
+        ticket: int,
+        turn: int,
+        step: int,
+        message_id: str,
+        parts: PartsBuilder,
+        exc: ModelError,
+    ) -> None:
+        self._log.warning("model_request_failed", turn=turn, step=step, error=str(exc))
+        self._overflowed = isinstance(exc, ContextOverflow)
+        await self._report(ModelFailed(ticket, message_id, parts.build(), failure(exc)))
+
+    async def _fitted_request(self, turn: int, step: int) -> ModelRequest:
+        """The next request of the turn, its tool results fitted to the window as learned:
+        the oldest of the turn's are left out first (``fit.fit_tool_results``)."""
+        await learn_window(self.deps.model)
+        await self._learn_declared()
+        messages = self._history.messages(self.entries)
+        compact = self._compact_prompt()
+        specs = await self.deps.tools.prepare(compact)  # MCP servers connect at the first one
+        system = self._system(compact)
+        self._fixed_tokens = tokens_of(len(system) + len(msgspec.json.encode(specs)))
+        gauge, window = self._gauge(), self.window()
+        recent = turn_tool_results(self.entries)
+        if recent:
+            budget = gauge.estimate_of(int(window * (1 - REPLY_SHARE))) - self._fixed_tokens
+            messages = fit_tool_results(messages, recent, max(budget, 1))
+        effort = self.deps.reasoning_effort
+        return ModelRequest(
+            self.id,
+            turn,
+            step,
+            messages,
+            specs,
+            system,
+            effort,
+            context_window=window,
+            token_ratio=gauge.ratio,
+        )
+
+    async def _refit(
+        self, exc: ContextOverflow, request: ModelRequest, parts: PartsBuilder
+    ) -> bool:
+        """After an overflow before any output: learn from it; ask again when that changed what
+        the next request would carry (its tool results fitted tighter)."""
+        if parts.build():
+            return False
+        gauge = self._gauge()
+        await self._learn_declared()
+        await self._learn_overflow(exc, request_estimate(request))
+        if self._gauge() == gauge or not turn_tool_results(self.entries):
+            return False
+        again = await self._fitted_request(request.turn, request.step)
+        return again.messages != request.messages
 
     def _count(self, usage: Usage) -> None:
         counts = TurnUsage(
@@ -612,14 +754,19 @@ class SessionActor:
         await self.observer.titled(title)
         self._log.info("title_written", by="model")
 
-    def _system(self) -> str:
+    def _compact_prompt(self) -> bool:
+        decide = self.deps.compact_for
+        return decide is not None and decide(self.window())
+
+    def _system(self, compact: bool | None = None) -> str:
         """The system message for a request now: of the open turn's start (a journaled time,
         so a replayed journal asks the same), else of now (a compaction between turns)."""
         render = self.deps.system_prompt
         if render is None:
             return ""
         started = turns.open_turn_started(self.entries)
-        return render(started if started is not None else self.deps.clock())
+        compact = self._compact_prompt() if compact is None else compact
+        return render(started if started is not None else self.deps.clock(), compact)
 
     def _start_concurrent(self, turn: int, step: int) -> None:
         """A new batch: its concurrent calls start now, together (``batchrun.py``)."""
@@ -655,6 +802,29 @@ class SessionActor:
             ticket, outcome.content, outcome.is_error, contexts, checkpoints=outcome.checkpoints
         )
         await self._report(done)
+
+
+REPLY_SHARE = 0.15
+"""The share of the window a fitted request leaves for the answer."""
+
+
+def request_estimate(request: ModelRequest) -> int:
+    """A request's chars-÷-4 estimate: its messages, system message and tools."""
+    chars = len(msgspec.json.encode(request.messages)) + len(request.system)
+    return tokens_of(chars + len(msgspec.json.encode(request.tools)))
+
+
+def turn_tool_results(entries: list[Entry]) -> int:
+    """How many tool results the open turn holds (the last ones of the history)."""
+    return sum(isinstance(event, ToolResult) for event in turns.open_turn_events(entries))
+
+
+def _worth_saving(before: Learned, after: Learned) -> bool:
+    """A new window, or a ratio that moved by a tenth: not every request's rewrite."""
+    if before.context_window != after.context_window:
+        return True
+    old, new = before.token_ratio or 1.0, after.token_ratio or 1.0
+    return abs(new - old) > 0.1 * old
 
 
 __all__ = ["Finished", "SessionActor", "StopReason"]

@@ -143,14 +143,28 @@ def summary_request(
     instructions: str,
     system: str = "",
     context_window: int = DEFAULT_CONTEXT_WINDOW,
+    token_ratio: float = 1.0,
 ) -> ModelRequest:
+    """The summary request, fitted to ``SUMMARY_BUDGET`` of the window in real tokens: its
+    chars-÷-4 estimate times ``token_ratio`` (``gauge.py``) — what the server counts."""
     text = SUMMARY_INSTRUCTION
     if instructions:
         text += f"\n\nAdditional instructions from the user: {instructions}"
     ask = UserTurn([TextContent(text=text)], source(SourceKind.COMPACTION, instruction=True))
-    budget = int(context_window * SUMMARY_BUDGET) - estimate([ask]) - len(system) // CHARS_PER_TOKEN
+    ratio = max(token_ratio, 1.0)
+    fixed = estimate([ask]) + len(system) // CHARS_PER_TOKEN
+    budget = int(context_window * SUMMARY_BUDGET / ratio) - fixed
     messages = fit_messages(plan.messages, max(budget, 1))
-    return ModelRequest(session_id, 0, 0, [*messages, ask], [], system)
+    return ModelRequest(
+        session_id,
+        0,
+        0,
+        [*messages, ask],
+        [],
+        system,
+        context_window=context_window,
+        token_ratio=ratio,
+    )
 
 
 async def summarize(model: ModelProvider, request: ModelRequest) -> list[ContentBlock]:

@@ -109,3 +109,43 @@ def _parts(parts: list[AssistantPart], longest: str, keep: int) -> list[Assistan
             part, done = msgspec.structs.replace(part, text=trimmed(part.text, keep)), True
         out.append(part)
     return out
+
+
+# -- a tool loop that outgrew the window --------------------------------------------------------
+
+
+def left_out(chars: int) -> str:
+    return (
+        f"[tool result left out to fit the model's context window ({chars} characters); "
+        "the full result is kept in the session's journal]"
+    )
+
+
+def fit_tool_results(
+    messages: Sequence[ModelMessage], recent: int, budget_tokens: int
+) -> list[ModelMessage]:
+    """``messages`` with the oldest of their last ``recent`` tool results (the open turn's)
+    left out, each replaced by a marker, until the estimate is within budget; the newest one is
+    cut to its head and tail (``trimmed``) rather than left out. What one request sends only:
+    the journal keeps every result whole."""
+    fitted = list(messages)
+    turn_tools = [i for i, m in enumerate(fitted) if isinstance(m, ToolTurn)][-recent:]
+    for index in turn_tools[:-1] if recent else ():
+        if estimate(fitted) <= budget_tokens:
+            return fitted
+        fitted[index] = _left_out(fitted[index])
+    excess = (estimate(fitted) - budget_tokens) * CHARS_PER_TOKEN
+    if recent and turn_tools and excess > 0:
+        newest = turn_tools[-1]
+        size = max((len(t) for t in _texts(fitted[newest])), default=0)
+        if size > MIN_KEEP_CHARS:
+            fitted[newest] = _shrunk(fitted[newest], max(size - excess, MIN_KEEP_CHARS))
+    return fitted
+
+
+def _left_out(message: ModelMessage) -> ModelMessage:
+    assert isinstance(message, ToolTurn)
+    chars = sum(len(t) for t in _texts(message))
+    if chars <= MIN_KEEP_CHARS:
+        return message
+    return ToolTurn(message.call_id, [TextContent(text=left_out(chars))], message.is_error)

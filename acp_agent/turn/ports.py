@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from enum import StrEnum
 from typing import Generic, Protocol, TypeVar
 
@@ -21,6 +21,7 @@ from acp_agent.model.base import ModelProvider, Usage
 from acp_agent.model.window import DEFAULT_CONTEXT_WINDOW
 from acp_agent.turn.admission import Admission
 from acp_agent.turn.compaction import CompactionProgress
+from acp_agent.turn.gauge import Learned
 from acp_agent.turn.toolrun import ToolRunner
 
 T = TypeVar("T")
@@ -124,7 +125,16 @@ class SessionDeps(msgspec.Struct):
     """The model's context window in tokens: drives automatic compaction (``compaction.py``)."""
     reasoning_effort: str | None = None
     """The session's thinking level, sent with every request (``None``: the model's default)."""
-    system_prompt: Callable[[int], str] | None = None
-    """The system message for a request whose turn started at this time (ms); None: none."""
+    system_prompt: Callable[[int, bool], str] | None = None
+    """The system message for a request whose turn started at this time (ms), compact or not;
+    None: none."""
+    compact_for: Callable[[int], bool] | None = None
+    """Whether a window of this many tokens gets the compact prompt and the core tools with
+    short descriptions (``[agent] prompt``); None: never."""
     model_titles: bool = False
     """Ask the model for a title after the first turn (``titles.py``); never a script model's."""
+    learned: Learned | None = None
+    """What the session learned of its model's window and tokens before (``gauge.py``), as
+    saved with its settings; ``None``: nothing yet."""
+    remember_learned: Callable[[Learned], Awaitable[None]] | None = None
+    """Saves what the session learned (with its settings); ``None``: kept in memory only."""

@@ -28,7 +28,7 @@ from acp_agent.content import ContentBlock, TextContent
 from acp_agent.journal.events import Checkpoint, ToolCallPart
 from acp_agent.mcp import names as mcp_names
 from acp_agent.mcp.hub import McpHub
-from acp_agent.model.base import ToolSpec
+from acp_agent.model.base import ToolSpec, invalid_arguments
 from acp_agent.tools.base import Conditional, Tool, ToolContext, ToolError, ToolOutput
 from acp_agent.tools.permissions import CallInfo, Permissions
 from acp_agent.turn.admission import AdditionalContext
@@ -91,16 +91,21 @@ class ToolRunner:
         recorder = self.context.checkpoints
         return recorder.take() if recorder is not None else ()
 
-    def specs(self) -> list[ToolSpec]:
-        """The tools offered now (a ``Conditional`` tool only while it says so)."""
-        offered = (t for t in self._all() if _offered(t, self.context))
-        return [ToolSpec(t.name, t.description, t.parameters) for t in offered]
+    def specs(self, compact: bool = False) -> list[ToolSpec]:
+        """The tools offered now (a ``Conditional`` tool only while it says so); ``compact``:
+        only the core tools, each with the first sentence of its description and no
+        descriptions of its parameters (a small window: ``[agent] prompt``)."""
+        offered = [t for t in self._all() if _offered(t, self.context)]
+        if not compact:
+            return [ToolSpec(t.name, t.description, t.parameters) for t in offered]
+        core = [t for t in offered if t.name in CORE_TOOLS]
+        return [ToolSpec(t.name, _short(t.description), _bare(t.parameters)) for t in core]
 
-    async def prepare(self) -> list[ToolSpec]:
+    async def prepare(self, compact: bool = False) -> list[ToolSpec]:
         """The specs for a model request, once the session's MCP servers are connected."""
-        if self.mcp is not None:
+        if self.mcp is not None and not compact:
             await self.mcp.prepare()
-        return self.specs()
+        return self.specs(compact)
 
     async def aclose(self) -> None:
         """Stop what the tools keep running between calls (background tasks, MCP servers)."""
@@ -132,7 +137,11 @@ class ToolRunner:
         return tool.title(arguments), str(tool.kind), paths
 
     async def run(self, session_id: str, call: ToolCallPart) -> ToolRunOutcome:
-        """pre_tool hooks, the tool, post_tool hooks. A block anywhere is an error result."""
+        """pre_tool hooks, the tool, post_tool hooks. A block anywhere is an error result, and
+        so is a call whose arguments the model wrote as no JSON object (nothing runs)."""
+        malformed = invalid_arguments(call)
+        if malformed is not None:
+            return ToolRunOutcome([TextContent(text=malformed)], is_error=True)
         cwd = str(self.context.cwd)
         before = await self.hooks.before(session_id, cwd, call) if self.hooks else ALLOW
         if before.reason is not None:
@@ -161,6 +170,36 @@ class ToolRunner:
         except Exception as exc:  # a tool bug must not take the session down
             log.exception("tool_failed", tool=call.name, call_id=call.id)
             return ToolOutput([TextContent(text=f"{call.name} failed: {exc}")], is_error=True)
+
+
+CORE_TOOLS = frozenset({"read_file", "edit_file", "write_file", "run_command"})
+"""What a small window offers (``specs(compact=True)``): reading, changing, running. ``search``
+and ``list_dir`` are left out (their schemas are 80-180 tokens each, and ``run_command`` can
+``ls`` and ``grep``), so the first request of a 4,096-token window stays under 15 % of it."""
+
+
+def _short(description: str) -> str:
+    """The first sentence of a tool's description."""
+    head, dot, _ = description.partition(". ")
+    return head + "." if dot else description
+
+
+_KEPT = frozenset({"type", "items", "enum"})
+
+
+def _bare(schema: dict[str, object]) -> dict[str, object]:
+    """A parameters schema of its required properties only, each saying its type only (no
+    descriptions, no bounds); the tool still takes the others if the model sends them."""
+    properties, required = schema.get("properties"), schema.get("required")
+    if not isinstance(properties, dict):
+        return schema
+    needed = set(required) if isinstance(required, list) else set(properties)
+    bare = {
+        name: {k: v for k, v in spec.items() if k in _KEPT} if isinstance(spec, dict) else spec
+        for name, spec in properties.items()
+        if name in needed
+    }
+    return {**schema, "properties": bare}
 
 
 def _offered(tool: Tool, context: ToolContext) -> bool:

@@ -137,3 +137,32 @@ def test_doctor_names_the_extra_when_xllamacpp_is_missing(tmp_path: Path) -> Non
     report = doctor(tmp_path, f"gguf:{model}", {"PYTHONPATH": str(shadow.parent)})
     assert report["exit_code"] == 1
     assert f"model: {model}: {MISSING_EXTRA}" in report["problems"], report["problems"]
+
+
+def test_a_spec_s_query_sets_the_window_threads_and_seed(tmp_path: Path) -> None:
+    spec = f"gguf:{tmp_path / 'm.gguf'}?ctx=2048&threads=1&seed=7"
+    provider = ModelCatalog(spec, {}, {}).provider(spec)
+    assert isinstance(provider, GgufModel)
+    assert provider.path == tmp_path / "m.gguf"
+    assert (provider.settings.context_window, provider.settings.threads) == (2048, 1)
+    assert provider.settings.seed == 7
+    assert context_window_of(provider) == 2048
+
+
+def test_context_window_sets_a_gguf_window_unless_the_spec_does(tmp_path: Path) -> None:
+    plain, chosen = f"gguf:{tmp_path / 'm.gguf'}", f"gguf:{tmp_path / 'm.gguf'}?ctx=1024"
+    catalog = ModelCatalog(plain, {}, {}, context_window=8192)
+    assert context_window_of(catalog.provider(plain)) == 8192  # no longer ignored
+    assert (
+        context_window_of(ModelCatalog(chosen, {}, {}, context_window=8192).provider(chosen))
+        == 1024
+    )
+
+
+@pytest.mark.parametrize(
+    ("query", "said"),
+    [("ctx=0", "ctx expects"), ("threads=two", "threads expects"), ("n_gpu=1", "unknown option")],
+)
+def test_a_bad_spec_option_is_refused_naming_it(query: str, said: str, tmp_path: Path) -> None:
+    with pytest.raises(BadModelSpec, match=said):
+        ModelCatalog(f"gguf:{tmp_path / 'm.gguf'}?{query}", {}, {})

@@ -19,7 +19,9 @@ kept alive between requests, as a real server does.
 A session's background title request (``turn/titles.py``: its system message is
 ``TITLE_SYSTEM``) is kept apart, in ``title_requests``, and answered from ``titles`` (then
 ``TITLE`` once those are used up) instead of the replies, so tests of turns see the requests
-of turns only, in order, whenever the title request happens to come.
+of turns only, in order, whenever the title request happens to come. GET requests (a provider
+asking a loopback server for its window, ``openai/probe.py``) are answered 404 and kept apart
+too, in ``probes``.
 """
 
 from __future__ import annotations
@@ -128,6 +130,8 @@ class LoopbackServer:
     connections: int = 0
     titles: list[Reply] = field(default_factory=list)
     title_requests: list[Received] = field(default_factory=list)
+    probes: list[Received] = field(default_factory=list)
+    """GET requests (a provider asking for the window, ``openai/probe.py``), answered 404."""
 
     @property
     def base_url(self) -> str:
@@ -140,6 +144,10 @@ class LoopbackServer:
             buffer = bytearray()
             while (request := await _read_request(stream, buffer)) is not None:
                 request.connection = connection
+                if request.method == "GET":  # the window probe (``openai/probe.py``): no reply
+                    self.probes.append(request)
+                    await _send_plain(stream, 404, b'{"error": {"message": "Not Found"}}')
+                    continue
                 if request.asks_title:
                     self.title_requests.append(request)
                     if not await self._send_title(stream):

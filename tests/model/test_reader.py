@@ -18,6 +18,7 @@ from acp_agent.model.base import (
     ThoughtDelta,
     ToolCallReady,
     Usage,
+    invalid_arguments,
 )
 from acp_agent.model.openai.reader import (
     ChatStreamReader,
@@ -92,9 +93,16 @@ def test_a_call_without_arguments_gets_an_empty_object_and_one_without_id_gets_a
     assert call.arguments == {} and call.id.startswith("call_")
 
 
-def test_arguments_that_are_no_json_object_fail_naming_the_call() -> None:
-    with pytest.raises(ModelError, match=r"tool call c1 \(f\)"):
-        read(fragment(0, "c1", "f", "[1, 2"), chunk(finish="tool_calls"))
+@pytest.mark.parametrize("text", ["[1, 2", '{"path": "a.txt"', "{'path': 'a'}", "[1, 2]"])
+def test_arguments_that_are_no_json_object_become_a_malformed_call_the_model_is_told_of(
+    text: str,
+) -> None:
+    events = read(fragment(0, "c1", "f", text), chunk(finish="tool_calls"))
+    call = next(e.call for e in events if isinstance(e, ToolCallReady))
+    assert call.id == "c1" and call.name == "f"
+    told = invalid_arguments(call)
+    assert told is not None and "not a JSON object" in told and text in told
+    assert invalid_arguments(ToolCallPart("c2", "f", {"path": "a"})) is None
 
 
 @pytest.mark.parametrize(

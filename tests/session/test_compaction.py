@@ -299,7 +299,9 @@ async def test_auto_compaction_before_a_turn_when_the_history_nears_the_window(
     tmp_path: Path,
 ) -> None:
     script = lines(*['{"text": "noted"}'] * 12)
-    async with agent_over(tmp_path, script, context_window=1000) as (agent, log, _):
+    # 1000 tokens for the history, plus about 450 that the system message and tools take
+    # (they are counted too: turn/gauge.py)
+    async with agent_over(tmp_path, script, context_window=1450) as (agent, log, _):
         session = await agent.new_session(tmp_path)
         sent = 0
         while not compactions(session.entries):

@@ -41,6 +41,7 @@ scrubbed of the key before it becomes a ``ModelError`` (journal) or a log line.
 from __future__ import annotations
 
 import itertools
+import math
 import re
 from collections.abc import AsyncIterator, Iterator, Mapping
 from typing import TYPE_CHECKING
@@ -59,6 +60,7 @@ from acp_agent.model.base import (
     StreamEvent,
     Usage,
 )
+from acp_agent.model.openai.probe import is_loopback, probe_window
 from acp_agent.model.openai.reader import ChatStreamReader, IncompleteStream
 from acp_agent.model.openai.settings import (
     DEFAULT_CONTEXT_WINDOW,
@@ -74,6 +76,7 @@ from acp_agent.model.openai.wire import (
     encode_parts,
     error_text,
 )
+from acp_agent.model.window import overflow_facts
 
 if TYPE_CHECKING:
     import httpx
@@ -132,9 +135,15 @@ class OpenAICompatible:
         self.think_tags = self.settings.think_tags if think_tags is None else think_tags
         """Read ``<think>…</think>`` in the content as thoughts (see ``reader.py``)."""
         self.context_window = self.settings.context_window or context_window
+        self._probe = self.settings.context_window is None and (
+            self.settings.local or is_loopback(endpoint.base_url)
+        )
+        """Ask the server for its window before the first request (``probe.py``)."""
         self.capabilities = Capabilities(
-            images=self.settings.images,
+            writes_titles=not self.settings.local,
             context_window=self.context_window,
+            local_cpu=self.settings.local,
+            images=self.settings.images,
             reasoning_echo=self.settings.reasoning_echo,
             thinking_levels=True,
             http_endpoint=endpoint.base_url,
@@ -151,6 +160,8 @@ class OpenAICompatible:
 
         if self.endpoint.missing_key:
             raise ModelError(f"{self.name}: no API key: set {self.endpoint.api_key_env}")
+        if self._probe:
+            await self._learn_window()
         body = self._body(request)
         for attempt in itertools.count(1):
             yielded = False
@@ -189,6 +200,21 @@ class OpenAICompatible:
                 yield Retrying(attempt, self.retry.max_retries, reason, round(delay * 1000))
                 await anyio.sleep(delay)
 
+    async def learn_window(self) -> None:
+        """Ask the server for its window now (before the session builds its first request),
+        when this provider would (``probe.py``); once."""
+        if self._probe:
+            await self._learn_window()
+
+    async def _learn_window(self) -> None:
+        """Once: the window the server names becomes the one this provider declares (the
+        session reads ``capabilities.context_window`` for every request)."""
+        self._probe = False
+        window = await probe_window(self._client(), self.endpoint.base_url, self.model)
+        if window is not None:
+            self.context_window = window
+            self.capabilities = msgspec.structs.replace(self.capabilities, context_window=window)
+
     async def aclose(self) -> None:
         if self._http is not None:
             await self._http.aclose()
@@ -200,12 +226,13 @@ class OpenAICompatible:
         """The encoded body with its output bound; ``ContextOverflow`` when nothing is left."""
         options = self.settings.wire
         parts = encode_parts(request, options)
-        estimate = parts.estimated_tokens
-        left = self.context_window - estimate
+        estimate = math.ceil(parts.estimated_tokens * max(request.token_ratio, 1.0))
+        window = min(request.context_window or self.context_window, self.context_window)
+        left = window - estimate
         if left < 1:
             raise ContextOverflow(
                 f"{self.name}: {OVERFLOWED}: the request is about {estimate} tokens "
-                f"(its characters / 4), the window {self.context_window} (nothing was sent)"
+                f"(its characters / 4, calibrated), the window {window} (nothing was sent)"
             )
         bound = min(
             left, self.settings.max_output_tokens or left, request.max_output_tokens or left
@@ -286,8 +313,10 @@ class OpenAICompatible:
         reason = f"HTTP {status}: {detail}"
         if status in RETRY_STATUSES or status >= 500:
             raise _Retryable(reason, _retry_after(response.headers))
-        if status in OVERFLOW_STATUSES and overflowed(body.decode("utf-8", "replace")):
-            raise ContextOverflow(self._scrub(f"{self.name}: {OVERFLOWED}: {reason}"))
+        text = body.decode("utf-8", "replace")
+        if status in OVERFLOW_STATUSES and overflowed(text):
+            message = self._scrub(f"{self.name}: {OVERFLOWED}: {reason}")
+            raise ContextOverflow(message, **overflow_facts(text))
         if status in (401, 403) and self.endpoint.api_key_env:
             reason += f" (check {self.endpoint.api_key_env})"
         elif status == 200:
@@ -322,7 +351,9 @@ def overflowed(text: str) -> bool:
 
 def _stream_failure(text: str) -> ModelError:
     """An error the server reported inside the stream: ``ContextOverflow`` when it says so."""
-    return ContextOverflow(f"{text} ({OVERFLOWED})") if overflowed(text) else ModelError(text)
+    if not overflowed(text):
+        return ModelError(text)
+    return ContextOverflow(f"{text} ({OVERFLOWED})", **overflow_facts(text))
 
 
 def _retryable(exc: Exception) -> bool:

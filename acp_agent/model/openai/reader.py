@@ -30,6 +30,8 @@ order (arrival order within an index), each call's arguments parsed as one JSON 
 - ``arguments`` may be a JSON object instead of a string (llama.cpp, MiniMax); a fragment that
   is a whole JSON object while what is there already is one replaces it (servers that re-send
   the complete arguments); ``"null"`` (Ollama marshalling no arguments) is ``{}``.
+- arguments that are no JSON object (a small model's broken JSON) make a ``malformed_call``:
+  the turn goes on and the model gets a failed tool result naming the parse error.
 
 Usage: the last ``usage`` seen (or ``x_groq.usage``, where Groq puts it) → one ``Usage``, sent
 at the end before the tool calls; OpenRouter's ``usage.cost`` is kept.
@@ -70,6 +72,7 @@ from acp_agent.model.base import (
     ThoughtDelta,
     ToolCallReady,
     Usage,
+    malformed_call,
 )
 from acp_agent.model.openai.wire import ErrorBody, error_text
 
@@ -480,11 +483,9 @@ class ToolCalls:
             return ToolCallPart(call_id, call.name, {})
         try:
             arguments = _OBJECT.decode(text)
-        except msgspec.DecodeError as exc:
-            raise ModelError(
-                f"{self.provider}: the arguments of tool call {call_id} ({call.name}) "
-                f"are not a JSON object: {exc}"
-            ) from exc
+        except msgspec.DecodeError as exc:  # the model's to correct: it gets a failed result
+            log.info("tool_arguments_malformed", call_id=call_id, tool=call.name, error=str(exc))
+            return malformed_call(call_id, call.name, text, str(exc))
         return ToolCallPart(call_id, call.name, arguments)
 
 

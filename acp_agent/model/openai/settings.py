@@ -112,6 +112,9 @@ class ModelSettings(msgspec.Struct, frozen=True):
     input_price: float | None = None
     """Per million input tokens, for ``Usage.cost`` when the server reports none."""
     output_price: float | None = None
+    local: bool = False
+    """The server runs on this machine (``local = true``): declared ``local_cpu``, writes no
+    titles, and is asked for its window (``probe.py``)."""
 
     @property
     def wire(self) -> WireOptions:
