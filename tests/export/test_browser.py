@@ -19,9 +19,9 @@ from pathlib import Path
 
 import pytest
 
-from acp_agent.cli import main
 from tests.export.sample import HOSTILE_TITLE, SESSION_ID, large_events, write_sample
 from tests.support.acp_schema import REPO_ROOT
+from tests.support.process import agent_command
 
 RecordProperty = Callable[[str, object], None]
 PLAYWRIGHT_CORE_VERSION = "1.65.1"  # PLAYWRIGHT_CORE_VERSION in the Makefile
@@ -30,6 +30,13 @@ CHECK = Path(__file__).with_name("browser_check.mjs")
 ARTIFACTS = REPO_ROOT / ".cache" / "test-artifacts" / "export"
 
 pytestmark = [pytest.mark.subprocess, pytest.mark.timeout(120)]
+
+
+def export(*argv: str) -> int:
+    """``acp-agent journal export ...`` as a user runs it: a process of its own (run in this
+    one, it would configure this process's logging and blind every later ``capture_logs``)."""
+    done = subprocess.run([*agent_command("journal", "export"), *argv], check=False, timeout=60)
+    return done.returncode
 
 
 def chromium() -> str:
@@ -77,7 +84,7 @@ def test_the_exported_page_renders_offline_with_its_structure(
     state = tmp_path / "state"
     write_sample(state)
     page = tmp_path / "export.html"
-    assert main(["journal", "export", SESSION_ID, "--state-dir", str(state), "-o", str(page)]) == 0
+    assert export(SESSION_ID, "--state-dir", str(state), "-o", str(page)) == 0
 
     shot = tmp_path / "export.png"
     report = open_in_browser(page, shot, tmp_path / "profile")
@@ -114,7 +121,7 @@ def test_a_large_session_opens_in_the_browser(
     state = tmp_path / "state"
     write_sample(state, "big", large_events(1200))
     page = tmp_path / "big.html"
-    assert main(["journal", "export", "big", "--state-dir", str(state), "-o", str(page)]) == 0
+    assert export("big", "--state-dir", str(state), "-o", str(page)) == 0
     shot = tmp_path / "big.png"
     report = open_in_browser(page, shot, tmp_path / "profile", whole_page=False)
     assert report["console"] == [] and report["page_errors"] == [] and report["requests"] == []

@@ -6,15 +6,23 @@ reports it; then ``acp-agent journal export`` of that session (in-process).
 
 from __future__ import annotations
 
+import subprocess
 from pathlib import Path
 
 import pytest
 
-from acp_agent.cli import main
 from tests.integration.support import check_journal, serve_command, write_script
+from tests.support.process import agent_command
 from tests.support.recording import recorded_agent
 
 pytestmark = [pytest.mark.subprocess, pytest.mark.timeout(60)]
+
+
+def export(*argv: str) -> int:
+    """``acp-agent journal export ...`` as a user runs it: a process of its own (run in this
+    one, it would configure this process's logging and blind every later ``capture_logs``)."""
+    done = subprocess.run([*agent_command("journal", "export"), *argv], check=False, timeout=60)
+    return done.returncode
 
 
 async def test_usage_is_journaled_and_exported(
@@ -42,8 +50,7 @@ async def test_usage_is_journaled_and_exported(
         None,
     ]
     page = tmp_path / "t.html"
-    argv = ["journal", "export", sid, "--state-dir", str(state_dir), "-o", str(page)]
-    assert main(argv) == 0
+    assert export(sid, "--state-dir", str(state_dir), "-o", str(page)) == 0
     exported = page.read_text("utf-8")
     assert "1,850 in, 30 out tokens (7 reasoning) · $0.0020" in exported
     assert exported.count(" out tokens") == 2  # turn 1: its header, its timeline row
