@@ -19,6 +19,7 @@ from pathlib import Path
 
 import pytest
 
+from acp_agent.turn.titles import title_from
 from tests.export.sample import HOSTILE_TITLE, SESSION_ID, large_events, write_sample
 from tests.support.acp_schema import REPO_ROOT
 from tests.support.process import agent_command
@@ -93,10 +94,9 @@ def test_the_exported_page_renders_offline_with_its_structure(
     assert report["requests"] == []
     structure = report["structure"]
     assert isinstance(structure, dict)
-    assert (
-        structure["title"]
-        == HOSTILE_TITLE.replace("\x1b", "\\x1b").replace("\x07", "\\x07") + " · acp-agent"
-    )
+    # a title holds no control character once read (docs/contract.md §11): what is left is text
+    assert structure["title"] == title_from(HOSTILE_TITLE) + " · acp-agent"
+    assert "<script>" in structure["title"]  # shown as text, not run
     assert structure["turns"] == ["turn-1", "turn-2"]
     assert structure["messages"] == [
         {"id": "seq-1", "source": "client"},
