@@ -59,7 +59,7 @@ def child_ids(peer: Any, sid: str) -> dict[str, str]:
 async def test_two_subagents_run_together_ask_through_the_parent_and_are_listed(
     tmp_path: Path, workspace: Path, state_dir: Path, agent_env: dict[str, str]
 ) -> None:
-    meeting = tmp_path / "meeting"
+    meeting = workspace / "meeting"  # in the workspace: each child's sandbox has its own /tmp
     meeting.mkdir()
     both_here = (
         f"mktemp -p {meeting} >/dev/null; "
