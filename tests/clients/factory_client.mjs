@@ -26,14 +26,24 @@ const agent = await AgentFactory.spawn("acp-agent", {
 });
 try {
   const session = await agent.createSession(workspace);
+  // What the library received, recorded at its handler: acp-factory 0.1.14's session.prompt()
+  // races the prompt's answer against a pending updateIterator.next() and, when the answer
+  // wins, drops the update that pending next() then takes (the last chunk, about 2 runs in 5
+  // here). The agent sends every update before the answer; the handler sees them all.
   const updates = [];
-  let text = "";
+  const handler = session.clientHandler;
+  const received = handler.sessionUpdate.bind(handler);
+  handler.sessionUpdate = async (params) => {
+    if (params.sessionId === session.id) updates.push(params.update);
+    return received(params);
+  };
   for await (const update of session.prompt(prompt)) {
-    updates.push(update);
-    if (update.sessionUpdate === "agent_message_chunk" && update.content.type === "text") {
-      text += update.content.text;
-    }
+    void update; // the library's own stream, drained as a caller would
   }
+  const text = updates
+    .filter((u) => u.sessionUpdate === "agent_message_chunk" && u.content.type === "text")
+    .map((u) => u.content.text)
+    .join("");
   console.log(JSON.stringify({
     sessionId: session.id,
     capabilities: agent.capabilities,
