@@ -99,8 +99,9 @@ async def test_an_owner_whose_connection_ended_hands_over_at_once(
     writer_a = await a.create(HEADER, None)
     acknowledged = turn(writer_a, 1)
     await writer_a.flush()
-    backend = lease_of(writer_a).backend
-    row(postgres, pg_url, f"SELECT pg_terminate_backend({backend}, 5000)")  # A's process died
+    lease = lease_of(writer_a)
+    RENEWER.discard(lease)  # A's process died, its lease renewer with it: nothing reconnects A
+    row(postgres, pg_url, f"SELECT pg_terminate_backend({lease.backend}, 5000)")
     writer_b, loaded = await b.open(SESSION_ID, None)
     assert loaded.entries == acknowledged
     turn(writer_a, 2)
