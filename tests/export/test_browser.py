@@ -5,8 +5,9 @@ Playwright (``playwright-core``, pinned in the Makefile, installed by ``make ins
 The page must render with no console message, no page error and no network request, show its
 structure (turn blocks, out-of-turn messages with their source, tool calls, folded thoughts
 that unfold, a loaded image), and leave a screenshot: under the test's tmp dir and copied to
-``.cache/test-artifacts/export/`` (the path is printed and recorded as the test's property
-``screenshot``). Skipped, saying why, only where ``chromium`` or ``node`` is missing.
+``.cache/test-artifacts/export/`` (the path is printed; not a JUnit property: CI writes its
+report as xunit2, where ``record_property`` is an error). Skipped, saying why, only where
+``chromium`` or ``node`` is missing.
 """
 
 from __future__ import annotations
@@ -14,7 +15,6 @@ from __future__ import annotations
 import json
 import shutil
 import subprocess
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -24,7 +24,6 @@ from tests.export.sample import HOSTILE_TITLE, SESSION_ID, large_events, write_s
 from tests.support.acp_schema import REPO_ROOT
 from tests.support.process import agent_command
 
-RecordProperty = Callable[[str, object], None]
 PLAYWRIGHT_CORE_VERSION = "1.65.1"  # PLAYWRIGHT_CORE_VERSION in the Makefile
 PLAYWRIGHT = REPO_ROOT / ".cache" / "npm-tools" / "node_modules"
 CHECK = Path(__file__).with_name("browser_check.mjs")
@@ -70,18 +69,15 @@ def open_in_browser(
     return report
 
 
-def keep(shot: Path, name: str, record_property: RecordProperty) -> Path:
+def keep(shot: Path, name: str) -> Path:
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     kept = ARTIFACTS / name
     shutil.copyfile(shot, kept)
-    record_property("screenshot", str(kept))
     print(f"screenshot: {kept} (and {shot})")
     return kept
 
 
-def test_the_exported_page_renders_offline_with_its_structure(
-    tmp_path: Path, record_property: RecordProperty
-) -> None:
+def test_the_exported_page_renders_offline_with_its_structure(tmp_path: Path) -> None:
     state = tmp_path / "state"
     write_sample(state)
     page = tmp_path / "export.html"
@@ -111,12 +107,10 @@ def test_the_exported_page_renders_offline_with_its_structure(
     assert structure["timeline"] == ["#seq-1", "#seq-2", "#turn-1", "#seq-15", "#seq-16", "#turn-2"]
     assert structure["body_width"] == 1100  # nothing overflows the viewport sideways
     assert shot.stat().st_size > 10_000 and shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
-    keep(shot, "sample.png", record_property)
+    keep(shot, "sample.png")
 
 
-def test_a_large_session_opens_in_the_browser(
-    tmp_path: Path, record_property: RecordProperty
-) -> None:
+def test_a_large_session_opens_in_the_browser(tmp_path: Path) -> None:
     """1,200 turns, 10,800 events (1.4 MB of HTML): the per-test timeout is the bound."""
     state = tmp_path / "state"
     write_sample(state, "big", large_events(1200))
@@ -129,4 +123,4 @@ def test_a_large_session_opens_in_the_browser(
     assert isinstance(structure, dict)
     assert len(structure["turns"]) == 1200 and len(structure["tools"]) == 1200
     assert len(structure["timeline"]) == 1200  # its contexts are drained into the turns
-    keep(shot, "large.png", record_property)
+    keep(shot, "large.png")
