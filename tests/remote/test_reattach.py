@@ -1,13 +1,14 @@
 """A running turn outlives its connection (docs/contract.md §13), against the real agent on a
 real WebSocket (``serve --listen ws://``, ``--detach-grace``):
 
-- the connection dropped at 50 random points (seeded: ``REATTACH_SEED``) of a long scripted
+- the connection dropped at random points (seeded: ``REATTACH_SEED``; 12 in ``make test``, 50
+  under ``ACP_AGENT_RELIABILITY=full``, about 2 s each) of a long scripted
   turn (streamed chunks, a thought, two tool calls), a clean close or an aborted socket; a new
   connection attaches with ``session/resume`` ``afterSeq`` (what it had, plus exactly what
   followed) or ``session/load`` (everything): what it assembles equals one uninterrupted run,
   every ``seq`` it got is distinct and increasing, the attach answer says ``runningTurn`` while
   the turn runs and its end then comes as ``_acp_agent/turn_ended``. One server process serves
-  all 50;
+  them all (about four in five attach while the turn runs: 41 of 50 in one run);
 - a permission request pending at the drop is asked again of the client that attaches;
 - the grace's end with nobody attached cancels the turn (``turn/end`` reason ``cancelled``).
 
@@ -25,6 +26,7 @@ import anyio
 import pytest
 
 from tests.integration.support import check_journal, wait_until, write_script
+from tests.reliability.support import scaled
 from tests.remote.reattach_support import (
     Collected,
     assemble,
@@ -38,7 +40,7 @@ from tests.remote.support import listening, peer, prompt_params
 
 pytestmark = pytest.mark.subprocess
 
-TRIALS = 50
+TRIALS = scaled(12, 50)
 SEED = int(os.environ.get("REATTACH_SEED", "27"))
 
 
@@ -61,9 +63,7 @@ async def drop_at(url: str, workspace: Path, point: int, clean: bool) -> tuple[s
 
 
 @pytest.mark.timeout(60 + TRIALS * 2)
-async def test_reattach_at_50_random_points(
-    tmp_path: Path, state_dir: Path, workspace: Path
-) -> None:
+async def test_reattach_at_random_points(tmp_path: Path, state_dir: Path, workspace: Path) -> None:
     (workspace / "notes.txt").write_text("the notes\n")
     script = write_script(tmp_path / "s.jsonl", *(long_turn(0) * (TRIALS + 1)))
     rng = random.Random(SEED)
