@@ -21,13 +21,13 @@ from functools import partial
 from typing import Any
 
 import anyio
-import structlog
 from anyio.abc import TaskGroup
 
 from acp_agent import logs
 from acp_agent.acp.observer import AcpObserver
 from acp_agent.acp.schema import InitializeParams
 from acp_agent.hooks.bridge import HookSet, hooks_from
+from acp_agent.logs import get_logger
 from acp_agent.model.registry import ModelCatalog
 from acp_agent.options import Options
 from acp_agent.permissions.config import rules_from
@@ -45,7 +45,7 @@ from acp_agent.transport.framing import ByteSink, ByteSource
 from acp_agent.transport.prelude import EarlySignals, no_early_signals
 from acp_agent.transport.stdio import FdSink, FdSource
 
-log = structlog.get_logger("acp_agent.app")
+log = get_logger("acp_agent.app")
 
 STDIO = "stdio"
 """The one connection's name in the logs."""

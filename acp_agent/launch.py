@@ -20,7 +20,8 @@ several times the interpreter's own start-up, and none of it is needed for that 
 What stays true: nothing but frames on stdout (the answer is written to the wire's private fd
 after ``take_stdout``, before any other frame exists); a bad config exits 2 before any input is
 read; SIGTERM and SIGINT end the process with 0 whenever they come (``transport.prelude``);
-logging is configured (and structlog imported) in step 2, before the first event is logged.
+logging is configured in step 2, before the first event is logged (structlog is imported at the
+first event the level lets through: ``logs.py``).
 ``tests/integration/test_startup.py`` holds which modules step 1 must not import.
 
 What a client's first ``session/new`` (or ``session/load``) then waits for is mostly step 2's
@@ -100,8 +101,6 @@ def _ended_before_serving(options: Options, reason: str, **details: object) -> i
     from acp_agent import logs
 
     logs.configure(options.log_level, options.log_file)
-    import structlog
-
-    structlog.get_logger("acp_agent.app").info("input_ended", reason=reason, **details)
+    logs.get_logger("acp_agent.app").info("input_ended", reason=reason, **details)
     logs.shutdown()
     return 0

@@ -4,15 +4,18 @@ stderr is written by a daemon thread fed through a bounded queue, so a client th
 our stderr cannot freeze the agent: when the queue is full, lines are dropped and counted (the
 count is logged once the queue drains). A log file is written the same way.
 
-Importing this module does not import structlog (about a third of the start-up's imports, with
-the asyncio it pulls in): ``configure`` does, after ``initialize`` is answered
-(``acp_agent/launch.py``).
+Importing this module does not import structlog, nor does ``configure``: modules log through
+``get_logger``'s ``Logger``, which imports and configures structlog at the first event that
+passes the configured level. At the default level (``warning``) a session that has nothing to
+warn about never imports it (with ``logging``, ``pickle`` and ``json``: about a tenth of what a
+first ``session/new`` used to import).
 """
 
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING, Final, TextIO
+import sys
+from typing import TYPE_CHECKING, Any, Final, TextIO
 
 if TYPE_CHECKING:
     import queue
@@ -62,23 +65,45 @@ class QueuedSink:
 
 
 _sink: QueuedSink | None = None
+_target: TextIO | None = None
+"""Where lines go once ``configure`` ran (the queued stderr or log file, or a test's stream)."""
+_threshold = 0
+"""The least level number ``configure`` lets through (0: not configured, everything goes to
+structlog as it is configured)."""
+_level: str | None = None
+"""``configure``'s level, until structlog is configured with it (``_structlog``)."""
+NUMBERS: Final = {"debug": 10, "info": 20, "warning": 30, "error": 40, "critical": 50}
 
 
 def configure(
     level: str = "info", log_file: str | None = None, stream: TextIO | None = None
 ) -> None:
-    """Set up structlog once for the process. ``stream`` is for tests."""
+    """Set up logging for the process, once: the sink now (a bad ``--log-file`` fails at start
+    as ever), structlog at once where it is imported already (a test process), else when an
+    event needs it (``Logger``). ``stream`` is for tests."""
+    global _sink, _target, _threshold, _level
+    _threshold = NUMBERS[level.lower()]
+    if stream is None:
+        fd = os.open(log_file, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600) if log_file else 2
+        _sink = QueuedSink(fd)
+        _target = _sink  # type: ignore[assignment]
+    else:
+        _target = stream
+    _level = level
+    if "structlog" in sys.modules:
+        _structlog()
+
+
+def _structlog() -> None:
+    """structlog, configured as ``configure`` was told (once)."""
+    global _level
+    if _level is None or _target is None:
+        return
+    level, _level = _level, None
     import logging
 
     import structlog
 
-    global _sink
-    if stream is None:
-        fd = os.open(log_file, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600) if log_file else 2
-        _sink = QueuedSink(fd)
-        target: TextIO = _sink  # type: ignore[assignment]
-    else:
-        target = stream
     structlog.configure(
         processors=[
             structlog.contextvars.merge_contextvars,
@@ -90,9 +115,80 @@ def configure(
         wrapper_class=structlog.make_filtering_bound_logger(
             logging.getLevelNamesMapping()[level.upper()]
         ),
-        logger_factory=structlog.WriteLoggerFactory(file=target),
+        logger_factory=structlog.WriteLoggerFactory(file=_target),
         cache_logger_on_first_use=True,
     )
+
+
+class Logger:
+    """What every module logs through (``log = get_logger(__name__)``).
+
+    Until something imports structlog, an event is written here, as the processors
+    ``configure`` gives structlog would write it (the same JSON line: the bound context and the
+    keywords, then ``event``, ``level`` and a UTC ISO ``timestamp``, ``json.dumps`` with
+    ``repr`` for what JSON cannot hold), and an event below the level costs a comparison. An
+    event with a traceback (``exception``, ``exc_info``) imports structlog, and from then on
+    (and in every process that imported it: tests, ``capture_logs``) every event goes to
+    structlog's logger for the name, bound to the context."""
+
+    __slots__ = ("_context", "_name", "_real")
+
+    def __init__(self, name: str, context: dict[str, Any] | None = None) -> None:
+        self._name = name
+        self._context = context or {}
+        self._real: Any = None
+
+    def bind(self, **context: Any) -> Logger:
+        return Logger(self._name, {**self._context, **context})
+
+    def debug(self, event: str, **kw: Any) -> None:
+        self._emit(10, "debug", event, kw)
+
+    def info(self, event: str, **kw: Any) -> None:
+        self._emit(20, "info", event, kw)
+
+    def warning(self, event: str, **kw: Any) -> None:
+        self._emit(30, "warning", event, kw)
+
+    def error(self, event: str, **kw: Any) -> None:
+        self._emit(40, "error", event, kw)
+
+    def exception(self, event: str, **kw: Any) -> None:
+        self._emit(40, "exception", event, kw)
+
+    def _emit(self, number: int, method: str, event: str, kw: dict[str, Any]) -> None:
+        if "structlog" not in sys.modules and _target is not None:
+            if number < _threshold:
+                return
+            if method != "exception" and "exc_info" not in kw:
+                _write_plain(self._context, kw, event, method)
+                return
+        real = self._real
+        if real is None:
+            _structlog()
+            import structlog
+
+            real = structlog.get_logger(self._name)  # a proxy: it follows the configuration
+            if self._context:  # bound, as a bound logger is: at its first event, now
+                real = real.bind(**self._context)
+            self._real = real
+        getattr(real, method)(event, **kw)
+
+
+def _write_plain(context: dict[str, Any], kw: dict[str, Any], event: str, level: str) -> None:
+    import json
+    from datetime import UTC, datetime
+
+    line = {**context, **kw}
+    line["event"] = event
+    line["level"] = level
+    line["timestamp"] = datetime.now(tz=UTC).isoformat().replace("+00:00", "Z")
+    assert _target is not None
+    _target.write(json.dumps(line, default=repr) + "\n")
+
+
+def get_logger(name: str) -> Logger:
+    return Logger(name)
 
 
 def shutdown() -> None:

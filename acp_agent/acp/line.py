@@ -24,14 +24,14 @@ from collections.abc import Sequence
 from typing import TypeVar
 
 import anyio
-import structlog
 
 from acp_agent.acp.cursor import seq_of
 from acp_agent.acp.schema import SessionNotification
 from acp_agent.errors import WireClosed
+from acp_agent.logs import get_logger
 from acp_agent.transport.connection import Connection
 
-log = structlog.get_logger("acp_agent.acp")
+log = get_logger("acp_agent.acp")
 
 T = TypeVar("T")
 

@@ -17,8 +17,6 @@ from functools import partial
 from itertools import islice
 from pathlib import Path
 
-import structlog
-
 from acp_agent.acp import projection
 from acp_agent.acp.cursor import Cursor
 from acp_agent.acp.extensions import JournalErrorParams, TurnEndedParams
@@ -55,6 +53,7 @@ from acp_agent.journal.events import (
     TurnEndKind,
     TurnStart,
 )
+from acp_agent.logs import get_logger
 from acp_agent.model.base import Usage
 from acp_agent.permissions.book import RuleBook
 from acp_agent.sandbox.guard import Sandbox, SessionSandbox
@@ -65,7 +64,7 @@ from acp_agent.turn.compaction import CompactionProgress
 from acp_agent.turn.ports import Notice, NoticeKind, Severity, new_id
 from acp_agent.turn.toolrun import ToolRunner
 
-log = structlog.get_logger("acp_agent.acp")
+log = get_logger("acp_agent.acp")
 
 COST_CURRENCY = "USD"
 """Providers report cost in dollars (OpenRouter's credits are dollars); configured prices are."""

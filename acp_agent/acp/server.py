@@ -36,7 +36,6 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 import msgspec
-import structlog
 
 from acp_agent.acp.extensions import (
     InjectParams,
@@ -94,6 +93,7 @@ from acp_agent.commands.words import advertised
 from acp_agent.content import JsonObject
 from acp_agent.errors import InternalError, InvalidParams, decode_params
 from acp_agent.journal.events import SourceKind, source, source_kind
+from acp_agent.logs import get_logger
 from acp_agent.mcp.config import McpServerConfig, journaled, parse_servers
 from acp_agent.model.openai.warm import warm_up
 from acp_agent.model.registry import ModelCatalog
@@ -104,7 +104,7 @@ from acp_agent.session.system_prompt import SessionPrompt
 from acp_agent.transport.connection import Deferred, NotificationHandler, RequestHandler, Then
 from acp_agent.turn.vocabulary import Failed, Finished, Outcome, Placement, Refused, TurnUsage
 
-log = structlog.get_logger("acp_agent.acp")
+log = get_logger("acp_agent.acp")
 
 P = TypeVar("P")
 T = TypeVar("T")

@@ -22,7 +22,6 @@ from __future__ import annotations
 import weakref
 
 import msgspec
-import structlog
 
 from acp_agent.acp import projection
 from acp_agent.acp.cursor import Cursor
@@ -49,12 +48,13 @@ from acp_agent.acp.schema import (
 )
 from acp_agent.content import TextContent
 from acp_agent.errors import PeerError, WireClosed
+from acp_agent.logs import get_logger
 from acp_agent.tools.client import Elicited, ExitStatus, TerminalOutput
 from acp_agent.tools.display import ChildView, DiffView, View
 from acp_agent.tools.permissions import AskFailed, PermissionRequest
 from acp_agent.transport.connection import Connection
 
-log = structlog.get_logger("acp_agent.acp")
+log = get_logger("acp_agent.acp")
 
 _Ack = Empty | None
 """What ``terminal/kill``, ``terminal/release`` and ``fs/write_text_file`` answer."""

@@ -19,12 +19,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import anyio
-import structlog
 
 from acp_agent.checkpoints.shadow import Shadow, ShadowError
 from acp_agent.journal.events import Checkpoint
+from acp_agent.logs import get_logger
 
-log = structlog.get_logger("acp_agent.checkpoints")
+log = get_logger("acp_agent.checkpoints")
 
 
 @dataclass(frozen=True, slots=True)

@@ -30,12 +30,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
-import structlog
-
 from acp_agent.journal.events import Checkpoint
+from acp_agent.logs import get_logger
 from acp_agent.safegit import GitUnavailable, git_env, run_git
 
-log = structlog.get_logger("acp_agent.checkpoints")
+log = get_logger("acp_agent.checkpoints")
 
 MAX_FILES: Final = 50_000
 """A root with more files than this (``.gitignore`` honoured) is not snapshotted whole."""

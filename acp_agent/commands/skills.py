@@ -26,9 +26,10 @@ from pathlib import Path
 from typing import Final
 
 import msgspec
-import structlog
 
-log = structlog.get_logger("acp_agent.skills")
+from acp_agent.logs import get_logger
+
+log = get_logger("acp_agent.skills")
 
 SKILL_FILE: Final = "SKILL.md"
 WORKSPACE_DIR: Final = Path(".agents") / "skills"

@@ -41,15 +41,15 @@ from dataclasses import dataclass
 import anyio
 import anyio.abc
 import msgspec
-import structlog
 
 from acp_agent.hooks.decisions import PromptAllow, PromptBlock, PromptDecision, ToolAllow, ToolBlock
 from acp_agent.hooks.kinds import FailPolicy, HookKind
 from acp_agent.hooks.protocol import parse_answer, prompt_input, tool_input
 from acp_agent.hooks.waterfall import HookFailure, PromptEvent, ToolDecision, ToolEvent
 from acp_agent.journal.events import Source, SourceKind, source
+from acp_agent.logs import get_logger
 
-log = structlog.get_logger("acp_agent.hooks")
+log = get_logger("acp_agent.hooks")
 
 STDOUT_LIMIT = 1 << 20
 STDERR_LIMIT = 64 << 10

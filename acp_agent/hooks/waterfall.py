@@ -33,7 +33,6 @@ from collections.abc import Awaitable, Callable, Sequence
 from typing import Generic, TypeVar
 
 import msgspec
-import structlog
 
 from acp_agent.content import ContentBlock
 from acp_agent.hooks.decisions import (
@@ -45,9 +44,10 @@ from acp_agent.hooks.decisions import (
 )
 from acp_agent.hooks.kinds import FailPolicy, HookKind
 from acp_agent.journal.events import ToolCallPart
+from acp_agent.logs import get_logger
 from acp_agent.turn.admission import Allow, Block
 
-log = structlog.get_logger("acp_agent.hooks")
+log = get_logger("acp_agent.hooks")
 
 
 class PromptEvent(msgspec.Struct, frozen=True):

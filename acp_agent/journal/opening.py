@@ -21,7 +21,6 @@ from contextlib import ExitStack
 from pathlib import Path
 
 import msgspec
-import structlog
 
 from acp_agent.journal.disk import DurableFile
 from acp_agent.journal.errors import JournalCorrupt, JournalExists, JournalNotFound
@@ -37,8 +36,9 @@ from acp_agent.journal.format import encode_header
 from acp_agent.journal.lock import SessionLock
 from acp_agent.journal.paths import JOURNAL_NAME, journal_path, validate_session_id
 from acp_agent.journal.reader import TailDamage, parse_journal
+from acp_agent.logs import get_logger
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 
 TAIL_PREFIX = "journal.tail."
 

@@ -53,7 +53,6 @@ from typing import Protocol
 
 import anyio
 import msgspec
-import structlog
 
 from acp_agent.journal.descriptors import with_room
 from acp_agent.journal.errors import JournalClosed, JournalFlushError
@@ -63,6 +62,7 @@ from acp_agent.journal.files import FileFactory
 from acp_agent.journal.flusher import FLUSHER
 from acp_agent.journal.format import encode_entry
 from acp_agent.journal.opening import LoadedJournal, TailRepair, create_files, open_files
+from acp_agent.logs import get_logger
 
 __all__ = [
     "JournalFlushError",
@@ -73,7 +73,7 @@ __all__ = [
     "TailRepair",
 ]
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 
 
 class Sink(Protocol):

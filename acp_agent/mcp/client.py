@@ -19,7 +19,6 @@ from typing import Any
 import anyio
 import httpx2
 import msgspec
-import structlog
 from mcp import Client, MCPError, StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 from mcp.types import CallToolResult, Implementation, Tool
@@ -27,13 +26,14 @@ from mcp_types import CONNECTION_CLOSED
 
 from acp_agent import __version__
 from acp_agent.content import ContentBlock, TextContent
+from acp_agent.logs import get_logger
 from acp_agent.mcp.config import HttpServer, McpServerConfig, StdioServer
 from acp_agent.tools.base import ToolOutput
 
 Spawn = Callable[[Callable[[], Coroutine[Any, Any, None]]], object]
 """Runs a task for as long as the server serves (``TaskGroup.start_soon``)."""
 
-log = structlog.get_logger("acp_agent.mcp")
+log = get_logger("acp_agent.mcp")
 
 CLIENT_INFO = Implementation(name="acp-agent", version=__version__)
 HTTP_TIMEOUT = httpx2.Timeout(30.0, read=300.0)

@@ -15,8 +15,8 @@ from types import ModuleType
 from typing import TYPE_CHECKING
 
 import anyio
-import structlog
 
+from acp_agent.logs import get_logger
 from acp_agent.mcp import names
 from acp_agent.mcp.config import McpServerConfig, describe
 from acp_agent.mcp.tool import McpTool
@@ -24,7 +24,7 @@ from acp_agent.mcp.tool import McpTool
 if TYPE_CHECKING:
     from acp_agent.mcp.client import Connection, Spawn
 
-log = structlog.get_logger("acp_agent.mcp")
+log = get_logger("acp_agent.mcp")
 
 CONNECT_TIMEOUT_S = 30.0
 CLOSE_TIMEOUT_S = 8.0

@@ -68,8 +68,8 @@ from pathlib import Path
 from typing import Any, cast, get_args
 
 import anyio
-import structlog
 
+from acp_agent.logs import get_logger
 from acp_agent.model.base import Capabilities, ModelError, ModelRequest, StreamEvent
 from acp_agent.model.openai.provider import OpenAICompatible
 from acp_agent.model.openai.settings import (
@@ -80,7 +80,7 @@ from acp_agent.model.openai.settings import (
     ToolChoice,
 )
 
-log = structlog.get_logger("acp_agent.model")
+log = get_logger("acp_agent.model")
 
 SCHEME = "gguf"
 LOOPBACK = "http://127.0.0.1"

@@ -14,12 +14,12 @@ from __future__ import annotations
 from pathlib import Path
 
 import msgspec
-import structlog
 
+from acp_agent.logs import get_logger
 from acp_agent.permissions.rules import Rule, Source, Subject, Verdict, weigh
 from acp_agent.permissions.store import ProjectStore
 
-log = structlog.get_logger("acp_agent.permissions")
+log = get_logger("acp_agent.permissions")
 
 
 class RemoveRefused(Exception):

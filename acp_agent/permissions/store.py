@@ -21,13 +21,13 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import msgspec
-import structlog
 
 from acp_agent.journal.files import fsync_dir, make_private_dirs
+from acp_agent.logs import get_logger
 from acp_agent.permissions.patterns import PatternError, parse_pattern
 from acp_agent.permissions.rules import Effect, Rule, Source
 
-log = structlog.get_logger("acp_agent.permissions")
+log = get_logger("acp_agent.permissions")
 DIRECTORY = "permissions"
 
 

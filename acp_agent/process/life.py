@@ -32,13 +32,13 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, NoReturn
 
 import anyio
-import structlog
 from anyio.abc import TaskGroup
 
 from acp_agent import logs
 from acp_agent.acp.toolclient import release_all
 from acp_agent.journal.errors import JournalError
 from acp_agent.journal.writer import JournalWriter
+from acp_agent.logs import get_logger
 from acp_agent.tools.process import kill_all as kill_commands
 from acp_agent.transport.connection import Connection
 from acp_agent.transport.prelude import EarlySignals, no_early_signals
@@ -47,7 +47,7 @@ if TYPE_CHECKING:
     from acp_agent.acp.observer import AcpObserver
     from acp_agent.session.service import Sessions
 
-log = structlog.get_logger("acp_agent.process")
+log = get_logger("acp_agent.process")
 
 SIGNAL_GRACE_S = 1.5
 """On a forced ending, how long the cancelled turns get to end (and their prompts answered)."""

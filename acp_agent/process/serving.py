@@ -24,7 +24,6 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 import anyio
-import structlog
 from anyio.abc import TaskGroup
 
 from acp_agent.acp.observer import AcpClient, AcpObserver
@@ -33,6 +32,7 @@ from acp_agent.acp.server import AgentServer
 from acp_agent.acp.toolclient import release_all
 from acp_agent.acp.wiring import acp_wiring
 from acp_agent.hooks.bridge import HookSet
+from acp_agent.logs import get_logger
 from acp_agent.model.registry import ModelCatalog
 from acp_agent.options import Options
 from acp_agent.permissions.book import RuleBook
@@ -47,7 +47,7 @@ from acp_agent.startup_report import reporting
 from acp_agent.tools.web_settings import WebFetchSettings
 from acp_agent.transport.connection import ServeEnd
 
-log = structlog.get_logger("acp_agent.process")
+log = get_logger("acp_agent.process")
 
 MakeSessions = Callable[[TaskGroup, Wiring[AcpObserver]], Sessions[AcpObserver]]
 

@@ -28,7 +28,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import anyio
-import structlog
 from anyio.abc import TaskGroup
 
 from acp_agent.acp.line import ClientLine
@@ -36,6 +35,7 @@ from acp_agent.acp.observer import AcpObserver
 from acp_agent.journal.errors import JournalLocked
 from acp_agent.journal.events import SessionHeader
 from acp_agent.journal.writer import JournalWriter
+from acp_agent.logs import get_logger
 from acp_agent.session.errors import SessionUnavailable
 from acp_agent.session.opening import Opened
 from acp_agent.session.service import Session, Sessions
@@ -45,7 +45,7 @@ from acp_agent.transport.connection import Connection
 if TYPE_CHECKING:
     from acp_agent.remote.parking import Parking
 
-log = structlog.get_logger("acp_agent.remote")
+log = get_logger("acp_agent.remote")
 
 RELEASE_WAIT_S = 5.0
 """How long a load waits for a dropping connection to let go of the session (its turns get

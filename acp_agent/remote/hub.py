@@ -30,11 +30,11 @@ from collections.abc import Callable
 from pathlib import Path
 
 import anyio
-import structlog
 from anyio.abc import TaskGroup
 
 from acp_agent.acp.observer import AcpObserver
 from acp_agent.hooks.bridge import HookSet
+from acp_agent.logs import get_logger
 from acp_agent.model.registry import ModelCatalog
 from acp_agent.options import Options
 from acp_agent.permissions.rules import Rule
@@ -51,7 +51,7 @@ from acp_agent.transport.connection import Connection
 from acp_agent.transport.framing import ByteSink, ByteSource
 from acp_agent.transport.prelude import EarlySignals, no_early_signals
 
-log = structlog.get_logger("acp_agent.remote")
+log = get_logger("acp_agent.remote")
 
 CLOSE_WRITE_S = 0.3
 """How long a connection's last frames get to be written at its end."""

@@ -22,14 +22,14 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import anyio
-import structlog
 from anyio.abc import TaskGroup
 
 from acp_agent.acp.line import ClientLine
 from acp_agent.acp.observer import AcpObserver
+from acp_agent.logs import get_logger
 from acp_agent.session.service import Session, Sessions
 
-log = structlog.get_logger("acp_agent.remote")
+log = get_logger("acp_agent.remote")
 
 
 @dataclass

@@ -7,10 +7,10 @@ import sys
 from pathlib import Path
 
 import anyio
-import structlog
 
 from acp_agent import logs
 from acp_agent.config_file import ConfigError
+from acp_agent.logs import get_logger
 from acp_agent.model.registry import BadModelSpec
 from acp_agent.options import Options
 from acp_agent.process.life import finish
@@ -18,7 +18,7 @@ from acp_agent.process.setup import checked_setup
 from acp_agent.remote.options import ListenError, listen_from
 from acp_agent.transport.prelude import SignalLatch
 
-log = structlog.get_logger("acp_agent.remote")
+log = get_logger("acp_agent.remote")
 
 
 def run_listen(options: Options, args: argparse.Namespace) -> int:

@@ -27,9 +27,9 @@ from collections.abc import Generator
 from typing import Any
 
 import anyio
-import structlog
 import uvicorn
 
+from acp_agent.logs import get_logger
 from acp_agent.remote import gate
 from acp_agent.remote.batching import BatchingWebSocketProtocol
 from acp_agent.remote.hub import Hub
@@ -38,7 +38,7 @@ from acp_agent.remote.streamable import Receive, Scope, Send, Streamable, respon
 from acp_agent.remote.websocket import serve_websocket
 from acp_agent.transport.prelude import EarlySignals, no_early_signals
 
-log = structlog.get_logger("acp_agent.remote")
+log = get_logger("acp_agent.remote")
 
 GRACEFUL_S = 1
 """uvicorn's own graceful shutdown (whole seconds), once every ACP connection has ended: only

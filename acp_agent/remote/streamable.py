@@ -35,15 +35,15 @@ from typing import Any
 
 import anyio
 import msgspec
-import structlog
 from anyio.abc import TaskGroup
 
 from acp_agent.errors import WireClosed
+from acp_agent.logs import get_logger
 from acp_agent.remote.gate import header
 from acp_agent.remote.hub import Hub
 from acp_agent.transport.memory import MemoryPipe
 
-log = structlog.get_logger("acp_agent.remote")
+log = get_logger("acp_agent.remote")
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]

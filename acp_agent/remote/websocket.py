@@ -17,13 +17,12 @@ import contextlib
 from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any
 
-import structlog
-
 from acp_agent.errors import WireClosed
+from acp_agent.logs import get_logger
 from acp_agent.remote.batching import SEND_TEXTS
 from acp_agent.remote.hub import Hub
 
-log = structlog.get_logger("acp_agent.remote")
+log = get_logger("acp_agent.remote")
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]

@@ -32,7 +32,6 @@ from contextlib import suppress
 from pathlib import Path
 
 import anyio
-import structlog
 
 from acp_agent.checkpoints.plan import rewind_targets
 from acp_agent.checkpoints.restore import Restore, prepare
@@ -60,13 +59,14 @@ from acp_agent.journal.turns import (
     stable_boundaries as stable_boundaries,
 )
 from acp_agent.journal.writer import JournalWriter
+from acp_agent.logs import get_logger
 from acp_agent.session.catalog import write_title
 from acp_agent.session.errors import FilesChanged, ForkRefused, RewindRefused
 from acp_agent.session.settings import SessionSettings, load_settings, save_settings
 from acp_agent.turn.ports import new_id as fresh_id, now_ms
 from acp_agent.turn.titles import title_from
 
-log = structlog.get_logger("acp_agent.sessions")
+log = get_logger("acp_agent.sessions")
 
 
 # -- boundaries (pure) --------------------------------------------------------------------------

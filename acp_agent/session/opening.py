@@ -18,7 +18,6 @@ from pathlib import Path
 
 import anyio
 import msgspec
-import structlog
 
 from acp_agent.content import JsonObject
 from acp_agent.journal.errors import JournalError, JournalExists, JournalNotFound
@@ -28,6 +27,7 @@ from acp_agent.journal.paths import InvalidSessionId, session_dir, validate_sess
 from acp_agent.journal.recovery import interrupted_turn_repair
 from acp_agent.journal.store import journal_store
 from acp_agent.journal.writer import JournalWriter
+from acp_agent.logs import get_logger
 from acp_agent.session.catalog import read_title
 from acp_agent.session.errors import (
     BadSessionId,
@@ -39,7 +39,7 @@ from acp_agent.session.errors import (
 from acp_agent.tools.background import TaskTable
 from acp_agent.turn.ports import new_id, now_ms
 
-log = structlog.get_logger("acp_agent.sessions")
+log = get_logger("acp_agent.sessions")
 
 
 class Opened(msgspec.Struct):

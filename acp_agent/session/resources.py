@@ -21,13 +21,13 @@ from typing import Final
 from urllib.parse import unquote, urlsplit
 
 import anyio
-import structlog
 
 from acp_agent.content import ContentBlock, EmbeddedResource, ResourceContents, ResourceLink
+from acp_agent.logs import get_logger
 from acp_agent.tools.base import ToolContext, ToolError, confine
 from acp_agent.tools.files import open_regular
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 
 MAX_LINK_BYTES: Final = 256 * 1024
 

@@ -28,7 +28,6 @@ from typing import Any, Generic
 
 import anyio
 import msgspec
-import structlog
 from anyio.abc import TaskGroup
 
 from acp_agent.checkpoints.recorder import Recorder
@@ -44,6 +43,7 @@ from acp_agent.journal.files import FileFactory
 from acp_agent.journal.paths import journal_path, session_dir
 from acp_agent.journal.store import journal_store
 from acp_agent.journal.writer import JournalHealth, JournalWriter
+from acp_agent.logs import get_logger
 from acp_agent.mcp.config import McpServerConfig
 from acp_agent.model.base import Capabilities, ModelProvider, context_window_of
 from acp_agent.permissions.book import SessionRules
@@ -76,7 +76,7 @@ from acp_agent.turn.gauge import Learned
 from acp_agent.turn.ports import Reply, SessionDeps, SessionObserver, new_id, now_ms
 from acp_agent.turn.vocabulary import Finished, Outcome, Placement, StopReason, TurnUsage
 
-log = structlog.get_logger("acp_agent.sessions")
+log = get_logger("acp_agent.sessions")
 
 Content = str | Sequence[ContentBlock]
 IMAGES_NOT_SEEN = (

@@ -19,15 +19,15 @@ from pathlib import Path
 
 import anyio
 import msgspec
-import structlog
 
 from acp_agent.journal.files import fsync_dir
 from acp_agent.journal.paths import session_dir
 from acp_agent.journal.store import keep_side_file
+from acp_agent.logs import get_logger
 from acp_agent.session.system_prompt import SessionPrompt
 from acp_agent.turn.gauge import Learned
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 
 SETTINGS_FILE = "settings.json"
 

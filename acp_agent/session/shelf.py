@@ -29,18 +29,17 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-import structlog
-
 from acp_agent.journal.errors import JournalLeased, JournalLocked
 from acp_agent.journal.files import FILE_MODE, fsync_dir, make_private_dirs
 from acp_agent.journal.filestore import TOMBSTONE_PREFIX, sweep_tombstones
 from acp_agent.journal.paths import session_dir
 from acp_agent.journal.store import journal_store, keep_side_file
+from acp_agent.logs import get_logger
 from acp_agent.session.catalog import ARCHIVED_FILE
 from acp_agent.session.errors import IdRole, SessionUnavailable, UnknownSession
 from acp_agent.session.opening import checked_id
 
-log = structlog.get_logger("acp_agent.sessions")
+log = get_logger("acp_agent.sessions")
 
 __all__ = ["TOMBSTONE_PREFIX", "delete_session", "existing_dir", "set_archived", "sweep_tombstones"]
 

@@ -33,7 +33,6 @@ from typing import Any, Protocol
 
 import anyio
 import msgspec
-import structlog
 
 from acp_agent.journal.events import (
     AssistantMessage,
@@ -44,6 +43,7 @@ from acp_agent.journal.events import (
     ToolCallPart,
 )
 from acp_agent.journal.paths import session_dir
+from acp_agent.logs import get_logger
 from acp_agent.model.base import Usage
 from acp_agent.tools.base import AgentArgs, ToolContext, ToolError, ToolOutput
 from acp_agent.tools.display import ChildView, shown_as
@@ -91,7 +91,7 @@ class Sessions(Protocol):
     def close(self, session: Any) -> Coroutine[Any, Any, None]: ...
 
 
-log = structlog.get_logger("acp_agent.sessions")
+log = get_logger("acp_agent.sessions")
 
 LINK_FILE = "subagent.json"
 ANSWER_LIMIT = 16_000

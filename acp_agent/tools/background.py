@@ -34,10 +34,10 @@ from typing import BinaryIO
 import anyio
 import anyio.abc
 import msgspec
-import structlog
 
 from acp_agent.content import ContentBlock, TextContent
 from acp_agent.journal.events import Source, SourceKind, source
+from acp_agent.logs import get_logger
 from acp_agent.sandbox.guard import Confined
 from acp_agent.tools.process import DETACHED_GRACE_S, end_group, kill_group, start_group
 from acp_agent.tools.task_record import (
@@ -53,7 +53,7 @@ from acp_agent.tools.task_record import (
     save_table,
 )
 
-log = structlog.get_logger("acp_agent.tools")
+log = get_logger("acp_agent.tools")
 
 MAX_RUNNING = 8
 OUTPUT_FILE_LIMIT = 8 << 20

@@ -55,15 +55,15 @@ from enum import StrEnum
 from typing import Protocol
 
 import msgspec
-import structlog
 
+from acp_agent.logs import get_logger
 from acp_agent.permissions.book import SessionRules
 from acp_agent.permissions.patterns import Pattern
 from acp_agent.permissions.rules import Effect, Rule as PermissionRule, Source, Subject
 from acp_agent.permissions.suggest import remembered
 from acp_agent.tools.display import View
 
-log = structlog.get_logger("acp_agent.tools")
+log = get_logger("acp_agent.tools")
 
 
 class Mode(StrEnum):

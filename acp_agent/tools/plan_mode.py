@@ -13,9 +13,9 @@ mode, and the (error) result says so. Outside plan mode the call is refused.
 from __future__ import annotations
 
 import msgspec
-import structlog
 
 from acp_agent.content import TextContent
+from acp_agent.logs import get_logger
 from acp_agent.tools.args import parse
 from acp_agent.tools.base import Location, ToolContext, ToolError, ToolKind, ToolOutput
 from acp_agent.tools.permissions import (
@@ -27,7 +27,7 @@ from acp_agent.tools.permissions import (
     PermissionRequest,
 )
 
-log = structlog.get_logger("acp_agent.tools")
+log = get_logger("acp_agent.tools")
 
 NAME = "exit_plan_mode"
 KEEP_PLANNING = "keep-planning"

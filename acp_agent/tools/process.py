@@ -59,12 +59,12 @@ from types import TracebackType
 import anyio
 import anyio.abc
 import msgspec
-import structlog
 
+from acp_agent.logs import get_logger
 from acp_agent.sandbox.credentials import scrubbed
 from acp_agent.sandbox.guard import Confined
 
-log = structlog.get_logger("acp_agent.tools")
+log = get_logger("acp_agent.tools")
 
 SHELL = "/bin/sh"
 GATE_CLOSED_STATUS = 125

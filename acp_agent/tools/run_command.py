@@ -35,10 +35,10 @@ from pathlib import Path
 import anyio
 import anyio.lowlevel
 import msgspec
-import structlog
 
 from acp_agent.content import TextContent
 from acp_agent.errors import PeerError, WireClosed
+from acp_agent.logs import get_logger
 from acp_agent.permissions.patterns import Target
 from acp_agent.permissions.suggest import command_label
 from acp_agent.sandbox.guard import Confined, SandboxUnavailable
@@ -58,7 +58,7 @@ from acp_agent.tools.permissions import Action
 from acp_agent.tools.process import SHELL, Finished, Live, run_local
 from acp_agent.tools.task_tools import in_background
 
-log = structlog.get_logger("acp_agent.tools")
+log = get_logger("acp_agent.tools")
 
 NAME = "run_command"
 DEFAULT_TIMEOUT_MS = 120_000

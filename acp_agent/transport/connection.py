@@ -63,10 +63,10 @@ from typing import Protocol, Self, TypeVar, assert_never
 import anyio
 import anyio.lowlevel
 import msgspec
-import structlog
 from anyio.abc import TaskGroup
 
 from acp_agent.errors import InternalError, MethodNotFound, RpcError, WireClosed
+from acp_agent.logs import get_logger
 from acp_agent.transport.framing import DEFAULT_MAX_LINE_BYTES, ByteSink, ByteSource, LineReader
 from acp_agent.transport.jsonrpc import (
     Incoming,
@@ -88,7 +88,7 @@ from acp_agent.transport.writer import FrameWriter
 
 T = TypeVar("T")
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 
 DEFAULT_QUEUE_FRAMES = 1024
 CANCEL_REQUEST = "$/cancel_request"

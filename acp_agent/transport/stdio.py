@@ -49,17 +49,17 @@ from typing import Any, Generic, TypeVar
 
 import anyio
 import anyio.from_thread
-import structlog
 from anyio.lowlevel import EventLoopToken, current_token
 
 from acp_agent.errors import WireClosed
+from acp_agent.logs import get_logger
 from acp_agent.transport.prelude import read_chunk, take_stdin, take_stdout, write_all
 
 __all__ = ["FdSink", "FdSource", "take_stdin", "take_stdout"]
 
 T = TypeVar("T")
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 
 DEFAULT_READ_CHUNK = 256 * 1024
 

@@ -22,12 +22,12 @@ from collections.abc import Callable
 
 import anyio
 import anyio.lowlevel
-import structlog
 
 from acp_agent.errors import WireClosed
+from acp_agent.logs import get_logger
 from acp_agent.transport.framing import ByteSink
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 
 _BATCH_BYTES = 1024 * 1024
 _YIELD_EVERY = 64

@@ -42,7 +42,6 @@ from typing import Any, assert_never
 
 import anyio
 import msgspec
-import structlog
 from anyio.abc import TaskGroup
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
@@ -66,6 +65,7 @@ from acp_agent.journal.events import (
     source,
 )
 from acp_agent.journal.writer import JournalHealth, JournalWriter
+from acp_agent.logs import get_logger
 from acp_agent.model.base import (
     ContextOverflow,
     Finish,
@@ -148,7 +148,7 @@ from acp_agent.turn.vocabulary import (
     TurnUsage,
 )
 
-log = structlog.get_logger("acp_agent.session")
+log = get_logger("acp_agent.session")
 
 
 def failure(exc: ModelError) -> str:

@@ -21,11 +21,11 @@ from pathlib import Path
 from typing import Protocol, cast
 
 import msgspec
-import structlog
 
 from acp_agent.checkpoints.recorder import Recorder
 from acp_agent.content import ContentBlock, TextContent
 from acp_agent.journal.events import Checkpoint, ToolCallPart
+from acp_agent.logs import get_logger
 from acp_agent.mcp import names as mcp_names
 from acp_agent.mcp.hub import McpHub
 from acp_agent.model.base import ToolSpec, invalid_arguments
@@ -33,7 +33,7 @@ from acp_agent.tools.base import Conditional, Tool, ToolContext, ToolError, Tool
 from acp_agent.tools.permissions import CallInfo, Permissions
 from acp_agent.turn.admission import AdditionalContext
 
-log = structlog.get_logger("acp_agent.tools")
+log = get_logger("acp_agent.tools")
 
 
 class ToolRunOutcome(msgspec.Struct, frozen=True):

@@ -114,6 +114,9 @@ NOT_BEFORE_FIRST_SESSION = [
     "acp_agent.model.openai.provider",
     "mcp",
     "pydantic",
+    # structlog: the events so far are written by logs.Logger itself (logs.py), as structlog
+    # would write them; only a traceback needs structlog
+    "structlog",
 ]
 """What a fresh process's first ``session/new`` or ``session/load`` is answered without."""
 

@@ -38,12 +38,12 @@ from collections.abc import Callable
 from typing import Any, Final, TypeVar
 
 import psycopg
-import structlog
 
 from acp_agent.journal.errors import JournalClosed, JournalError, JournalTakenOver
 from acp_agent.journal.postgres.schema import connect, down, lock_key
+from acp_agent.logs import get_logger
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 
 T = TypeVar("T")
 Conn = psycopg.Connection[tuple[Any, ...]]

@@ -31,7 +31,6 @@ from typing import Final, TypeVar
 
 import anyio
 import psycopg
-import structlog
 
 from acp_agent.journal.errors import (
     JournalCorrupt,
@@ -52,8 +51,9 @@ from acp_agent.journal.reader import parse_journal
 from acp_agent.journal.store_choice import redacted
 from acp_agent.journal.stored import SIDE_FILES, StoredSession
 from acp_agent.journal.writer import JournalWriter
+from acp_agent.logs import get_logger
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 
 T = TypeVar("T")
 

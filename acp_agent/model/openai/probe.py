@@ -16,12 +16,12 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Final
 from urllib.parse import urlsplit
 
-import structlog
+from acp_agent.logs import get_logger
 
 if TYPE_CHECKING:
     import httpx
 
-log = structlog.get_logger("acp_agent.model")
+log = get_logger("acp_agent.model")
 
 PROBE_TIMEOUT_S: Final = 2.0
 LOOPBACK_HOSTS: Final = frozenset({"localhost", "127.0.0.1", "::1", "[::1]"})

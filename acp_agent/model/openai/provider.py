@@ -48,9 +48,9 @@ from typing import TYPE_CHECKING
 
 import anyio
 import msgspec
-import structlog
 
 from acp_agent import __version__
+from acp_agent.logs import get_logger
 from acp_agent.model.base import (
     Capabilities,
     ContextOverflow,
@@ -81,7 +81,7 @@ from acp_agent.model.window import overflow_facts
 if TYPE_CHECKING:
     import httpx
 
-log = structlog.get_logger("acp_agent.model")
+log = get_logger("acp_agent.model")
 
 RETRY_STATUSES = frozenset({408, 409, 429})
 ERROR_BODY_LIMIT = 64 * 1024

@@ -60,9 +60,9 @@ import uuid
 from dataclasses import dataclass, field
 
 import msgspec
-import structlog
 
 from acp_agent.journal.events import ToolCallPart
+from acp_agent.logs import get_logger
 from acp_agent.model.base import (
     Finish,
     ModelError,
@@ -76,7 +76,7 @@ from acp_agent.model.base import (
 )
 from acp_agent.model.openai.wire import ErrorBody, error_text
 
-log = structlog.get_logger("acp_agent.model")
+log = get_logger("acp_agent.model")
 
 DONE = "[DONE]"
 ERROR_EVENT = "error"

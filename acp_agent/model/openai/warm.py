@@ -25,9 +25,9 @@ import ssl
 import threading
 import time
 
-import structlog
+from acp_agent.logs import get_logger
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 
 MODULES = ("httpx", "httpcore")
 """httpx imports httpcore (and h11) only when its first transport is built, about 55 ms more."""
