@@ -15,7 +15,7 @@ from acp_agent.model.window import DEFAULT_CONTEXT_WINDOW
 from acp_agent.sandbox.guard import Sandbox
 from acp_agent.session.system_prompt import PromptConfig
 from acp_agent.session.wiring import Wiring
-from acp_agent.tools.registry import coding_tools
+from acp_agent.tools.base import Tool
 from acp_agent.tools.web_settings import WebFetchSettings
 from acp_agent.turn.admission import Admission
 from acp_agent.turn.toolrun import ToolRunner
@@ -38,8 +38,14 @@ def acp_wiring(
     def tools(header: SessionHeader) -> ToolRunner:
         context = client.tool_context(header, sandbox)
         mcp = McpHub(tg.start_soon, header.cwd, header.id)
-        tools = coding_tools(ask_user=context.elicitation is not None, web_fetch=web_fetch)
-        return ToolRunner(tools, context, SessionToolHooks(hooks), mcp)
+        ask_user = context.elicitation is not None
+
+        def built_in() -> list[Tool]:  # at the session's first prompt (``ToolRunner``)
+            from acp_agent.tools.registry import coding_tools
+
+            return coding_tools(ask_user=ask_user, web_fetch=web_fetch)
+
+        return ToolRunner(built_in, context, SessionToolHooks(hooks), mcp)
 
     def admission(header: SessionHeader) -> Admission:
         return hooks.admission_for(header.cwd)

@@ -15,7 +15,7 @@ server not connected in this process, met while replaying) is presented from its
 from __future__ import annotations
 
 import functools
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Protocol, cast
@@ -62,17 +62,32 @@ class ToolHooks(Protocol):
 
 
 class ToolRunner:
+    """``tools``: the built-in tools, or what makes them at their first use (a server session:
+    the tool modules are imported when a prompt needs them, not when the session opens)."""
+
     def __init__(
         self,
-        tools: Sequence[Tool],
+        tools: Sequence[Tool] | Callable[[], Sequence[Tool]],
         context: ToolContext,
         hooks: ToolHooks | None = None,
         mcp: McpHub | None = None,
     ) -> None:
-        self.tools = {tool.name: tool for tool in tools}
+        self._make = tools if callable(tools) else None
+        self._tools = None if callable(tools) else _by_name(tools)
         self.context = context
         self.hooks = hooks
         self.mcp = mcp
+
+    @property
+    def tools(self) -> dict[str, Tool]:
+        if self._tools is None:
+            assert self._make is not None
+            self._tools = _by_name(self._make())
+        return self._tools
+
+    @tools.setter
+    def tools(self, tools: dict[str, Tool]) -> None:
+        self._tools = tools
 
     @property
     def permissions(self) -> Permissions:
@@ -212,3 +227,7 @@ def _conditional(kind: type) -> bool:
     protocol walks its members at every call (about 10 µs in Python 3.11), and it is asked of
     every tool for every model request."""
     return issubclass(kind, Conditional)
+
+
+def _by_name(tools: Sequence[Tool]) -> dict[str, Tool]:
+    return {tool.name: tool for tool in tools}

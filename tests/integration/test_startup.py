@@ -114,6 +114,14 @@ NOT_BEFORE_FIRST_SESSION = [
     "acp_agent.model.openai.provider",
     "mcp",
     "pydantic",
+    # the tool modules: made at the session's first use of its tools (acp/wiring.py,
+    # turn/toolrun.py), a prompt's or a replayed tool call's
+    "acp_agent.tools.registry",
+    "acp_agent.tools.read_file",
+    "acp_agent.tools.edit_file",
+    "acp_agent.tools.run_command",
+    "acp_agent.tools.search",
+    "acp_agent.tools.web_fetch",
     # structlog: the events so far are written by logs.Logger itself (logs.py), as structlog
     # would write them; only a traceback needs structlog
     "structlog",
