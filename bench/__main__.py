@@ -110,6 +110,7 @@ KEY_ORDER = [
     "spawn_initialize_installed",
     "spawn_msgspec_installed",
     "spawn_session_new_installed",
+    "spawn_session_load_installed",
     "spawn_initialize",
     "spawn_session_new",
     "sdk_initialize",
