@@ -31,18 +31,10 @@ without a ``[hooks]`` table (``hooks/bridge.py``), the fork and the journal inva
 forms, ``shutil``; and the value classes defined at import are ``msgspec.Struct``s, about thirty
 times cheaper to define than dataclasses. ``test_startup.py`` names what must not be imported
 when that first answer is written (``startup_report.py``).
-
-The garbage collector is off from the start of ``run_server`` until the server is imported:
-an import makes objects that live as long as the process (modules, classes, functions) and
-almost no garbage, yet at the collector's thresholds the server's import ran about 70
-collections, each scanning what the import had made so far (9 ms of its 90 here). Then
-``gc.freeze`` moves what was made to the permanent generation, so no later collection scans
-it either, and the collector is on again before the first frame is served.
 """
 
 from __future__ import annotations
 
-import gc
 import sys
 
 from acp_agent.acp.handshake import answer_first
@@ -62,7 +54,6 @@ from acp_agent.transport.prelude import (
 
 
 def run_server(options: Options) -> int:
-    gc.disable()  # until the server is imported: see the module's docstring
     latch = SignalLatch()  # from here on SIGTERM and SIGINT end the process with 0: kept while
     # the config is checked, not raised inside it
     fd_out = take_stdout()
@@ -90,8 +81,6 @@ def run_server(options: Options) -> int:
             return _ended_before_serving(options, "wire_closed", error=str(exc))
     from acp_agent.app import serve_process
 
-    gc.freeze()  # what the import made lives as long as the process: never scanned again
-    gc.enable()
     initialized = answered[1] if answered is not None else None
     prefix = first.handed_on(answered is not None)
     return serve_process(
