@@ -11,7 +11,8 @@ end, so neither can shutdown's wait for it. ``{"how": "abandoned"}`` runs it wit
 
 Run as a script (``python tests/integration/stuck_thread_agent.py --model ...``), like
 ``tests/support/fake_agent.py``. The tool joins the set ``acp_agent.acp.wiring`` gives every ACP
-session (``wiring.coding_tools``, the name ``acp/wiring.py`` imported).
+session (``registry.coding_tools``, which ``acp/wiring.py`` looks up when a session first uses
+its tools).
 """
 
 from __future__ import annotations
@@ -24,8 +25,8 @@ from pathlib import Path
 import anyio
 
 from acp_agent import cli
-from acp_agent.acp import wiring
 from acp_agent.content import TextContent
+from acp_agent.tools import registry
 from acp_agent.tools.base import Location, Tool, ToolContext, ToolKind, ToolOutput
 from acp_agent.tools.registry import coding_tools
 from acp_agent.tools.web_settings import WebFetchSettings
@@ -67,5 +68,5 @@ def _tools(*, ask_user: bool = False, web_fetch: WebFetchSettings | None = None)
 
 
 if __name__ == "__main__":
-    wiring.coding_tools = _tools  # type: ignore[attr-defined]
+    registry.coding_tools = _tools
     sys.exit(cli.main())
