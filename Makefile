@@ -42,7 +42,7 @@ install: $(VENV_STAMP) $(ACP_SDK_STAMP) $(NPM_TOOLS_STAMP) ## Create .venv with 
 
 $(VENV_STAMP): pyproject.toml
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install --quiet --disable-pip-version-check -e '.[test,dev,remote,postgres]'
+	$(PY) -m pip install --quiet --disable-pip-version-check -e '.[test,dev,remote,postgres,otel]'
 	@touch $@
 
 $(ACP_SDK_STAMP):

@@ -47,6 +47,7 @@ from pathlib import Path
 
 import anyio
 
+from acp_agent import telemetry
 from acp_agent.hooks.bridge import HookSet, SessionToolHooks
 from acp_agent.journal.events import SessionHeader, Source, SourceKind, source
 from acp_agent.journal.files import FileFactory
@@ -174,6 +175,7 @@ class Agent:
         def observe(header: SessionHeader, _tools: ToolRunner) -> SessionObserver:
             return observer(header) if observer else NullObserver()
 
+        telemetry.configure()  # traces, if the ``OTEL_*`` variables ask (the server's own)
         instructions = system_prompt or PromptConfig()
         wiring = Wiring(models, runner, admit, observe, context_window, max_steps, instructions)
         try:
@@ -192,6 +194,10 @@ class Agent:
                     tg.cancel_scope.cancel()
         except BaseExceptionGroup as group:
             raise _alone(group) from None
+        finally:
+            if telemetry.enabled():  # the sessions' spans exported when the agent closes
+                with anyio.CancelScope(shield=True):
+                    await anyio.to_thread.run_sync(telemetry.flush)
 
     async def new_session(
         self,

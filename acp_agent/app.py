@@ -23,7 +23,6 @@ from typing import Any
 import anyio
 from anyio.abc import TaskGroup
 
-from acp_agent import logs
 from acp_agent.acp.observer import AcpObserver
 from acp_agent.acp.schema import InitializeParams
 from acp_agent.hooks.bridge import HookSet, hooks_from
@@ -32,7 +31,7 @@ from acp_agent.model.registry import ModelCatalog
 from acp_agent.options import Options
 from acp_agent.permissions.config import rules_from
 from acp_agent.permissions.rules import Rule
-from acp_agent.process.life import Life, finish
+from acp_agent.process.life import Life, finish, instrument
 from acp_agent.process.serving import Door, Ending, serve_sessions
 from acp_agent.process.setup import command_sandbox
 from acp_agent.sandbox.guard import Sandbox
@@ -106,7 +105,7 @@ def serve_process(
     (and built ``models`` and ``prompt`` from it) and may have answered a first ``initialize``,
     negotiating ``initialized``; ``prefix``: the input bytes it read, ``early``: the signals
     that came meanwhile."""
-    logs.configure(options.log_level, options.log_file)
+    instrument(options.log_level, options.log_file)
     hooks = hooks_from(config, options.config)
     rules = rules_from(config, options.config)
     log.info("server_starting", model=models.default, state_dir=str(options.state_dir))

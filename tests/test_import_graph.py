@@ -33,6 +33,7 @@ FLOORS: tuple[tuple[str, ...], ...] = (
         "acp_agent.safegit",
         "acp_agent.controls",
         "acp_agent.images",
+        "acp_agent.telemetry",
     ),
     # the journal and the wire, knowing nothing of sessions
     ("acp_agent.journal", "acp_agent.transport"),

@@ -17,6 +17,9 @@ One ``Life`` per process, whatever its front door: stdio serves one connection u
   ``interrupted`` by its next open.
 - After a normal ending, ``exit_past_stuck_threads`` does the same for threads that outlive the
   event loop.
+- Logs and traces begin with ``instrument`` (before the first event is logged) and end with
+  ``finish``: the spans still buffered are exported then, ``telemetry.SHUTDOWN_S`` at most (a
+  forced exit does not wait for them).
 """
 
 from __future__ import annotations
@@ -34,7 +37,7 @@ from typing import TYPE_CHECKING, NoReturn
 import anyio
 from anyio.abc import TaskGroup
 
-from acp_agent import logs
+from acp_agent import logs, telemetry
 from acp_agent.acp.toolclient import release_all
 from acp_agent.journal.errors import JournalError
 from acp_agent.journal.writer import JournalWriter
@@ -171,6 +174,12 @@ class Life:
         await forced_exit(writers, [one.conn for one in served])
 
 
+def instrument(level: str, log_file: str | None) -> None:
+    """The process's logs, then its traces if the ``OTEL_*`` variables ask for them."""
+    logs.configure(level, log_file)
+    telemetry.configure()
+
+
 def exit_now(code: int) -> NoReturn:
     """Leave without unwinding: no tool subprocess outlives the server, the logs are written."""
     kill_commands()
@@ -240,6 +249,7 @@ def exit_past_stuck_threads(code: int) -> None:
 def finish(code: int) -> int:
     """After the event loop: past stuck threads, logs written; the process's exit status."""
     log.info("server_stopped", exit_code=code)
+    telemetry.shutdown()
     exit_past_stuck_threads(code)
     logs.shutdown()
     return code

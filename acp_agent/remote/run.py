@@ -8,12 +8,11 @@ from pathlib import Path
 
 import anyio
 
-from acp_agent import logs
 from acp_agent.config_file import ConfigError
 from acp_agent.logs import get_logger
 from acp_agent.model.registry import BadModelSpec
 from acp_agent.options import Options
-from acp_agent.process.life import finish
+from acp_agent.process.life import finish, instrument
 from acp_agent.process.setup import checked_setup
 from acp_agent.remote.options import ListenError, listen_from
 from acp_agent.transport.prelude import SignalLatch
@@ -29,7 +28,7 @@ def run_listen(options: Options, args: argparse.Namespace) -> int:
     except ListenError as exc:
         print(f"acp-agent: {exc}", file=sys.stderr)
         return 2
-    logs.configure(options.log_level, options.log_file)
+    instrument(options.log_level, options.log_file)
     try:
         from acp_agent.remote.hub import Hub
         from acp_agent.remote.server import bind, listen_and_serve

@@ -34,6 +34,7 @@ from typing import Any, Protocol
 import anyio
 import msgspec
 
+from acp_agent import telemetry
 from acp_agent.journal.events import (
     AssistantMessage,
     Entry,
@@ -97,6 +98,9 @@ LINK_FILE = "subagent.json"
 ANSWER_LIMIT = 16_000
 CANCEL_WAIT_S = 10.0
 _NEVER_FOR_CHILDREN = frozenset({"ask_user"})
+CHILD_SESSION_ID = "subagent.session.id"
+SUBAGENT_DEPTH = "subagent.depth"
+SUBAGENT_ERROR = "subagent.is_error"
 
 
 class Link(msgspec.Struct, frozen=True, rename="camel"):
@@ -134,7 +138,24 @@ class SessionSubagents:
 
     async def run(self, call: CallInfo, args: AgentArgs, ctx: ToolContext) -> ToolOutput:
         allowed = self._allowed(args.tools)
-        child = await self.sessions.create(self.parent.header.cwd)
+        attributes: telemetry.Attributes = {
+            telemetry.SESSION_ID: self.parent.id,
+            SUBAGENT_DEPTH: self.depth + 1,
+        }
+        span = telemetry.start(telemetry.SpanName.SUBAGENT, attributes)
+        try:
+            with telemetry.inside(span):  # the child's turns are this span's children
+                child = await self.sessions.create(self.parent.header.cwd)
+            span.set({CHILD_SESSION_ID: child.id})
+            output = await self._run(child, allowed, call, args, ctx)
+            span.set({SUBAGENT_ERROR: output.is_error})
+            return output
+        finally:
+            span.end()
+
+    async def _run(
+        self, child: Any, allowed: set[str], call: CallInfo, args: AgentArgs, ctx: ToolContext
+    ) -> ToolOutput:
         link = Link(self.parent.id, args.description, self.depth + 1)
         directory = session_dir(self.sessions.state_dir, child.id)
         log.info("subagent_started", session_id=self.parent.id, child=child.id, call_id=call.id)

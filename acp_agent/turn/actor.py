@@ -31,7 +31,9 @@ Effects and their execution:
 
 If you change the effect vocabulary in ``vocabulary.py``, change ``_execute`` here.
 What the actor needs and reports (``SessionDeps``, ``SessionObserver``, ``Reply``) is in
-``ports.py``; turning a model stream into message parts, in ``parts.py``.
+``ports.py``; turning a model stream into message parts, in ``parts.py``; the spans of turns,
+model requests and tool calls (``acp_agent/telemetry``, no-ops unless traces are on), in
+``tracing.py``, told of each append and each request and tool run it starts.
 """
 
 from __future__ import annotations
@@ -45,6 +47,7 @@ import msgspec
 from anyio.abc import TaskGroup
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
+from acp_agent import telemetry
 from acp_agent.content import ContentBlock, TextContent, plain_text
 from acp_agent.journal import turns
 from acp_agent.journal.callids import CallIds
@@ -110,6 +113,7 @@ from acp_agent.turn.ports import (
 )
 from acp_agent.turn.titles import ask_title, title_from, title_request
 from acp_agent.turn.toolrun import ToolRunOutcome
+from acp_agent.turn.tracing import TurnTrace, counted, finished, first_token, tool_ended
 from acp_agent.turn.vocabulary import (
     Abort,
     Admitted,
@@ -232,6 +236,8 @@ class SessionActor:
         """The window the provider declared when last looked at (a probe may change it)."""
         self._early = EarlyRuns()
         """The running batch's concurrent calls (``batchrun.py``)."""
+        self._trace = TurnTrace(self.id, telemetry.current())
+        """The session's spans (``tracing.py``); a subagent's turns are its span's children."""
 
     # -- public API (also the Python API's backbone) ------------------------------------------
 
@@ -408,6 +414,7 @@ class SessionActor:
         entry = Entry(seq=seq, time=self.deps.clock(), event=self._ids().stamp(event))
         self.entries.append(entry)
         self.writer.append(entry)
+        self._trace.appended(event, self._turn_usage)
         if tell_after_commit or self._held:
             self._held = (*self._held, entry)
         else:
@@ -610,6 +617,13 @@ class SessionActor:
         raise AssertionError("unreachable")
 
     async def _request_model(self, ticket: int, turn: int, step: int) -> None:
+        span = self._trace.model_request(self.deps.model.name, turn, step)
+        try:
+            await self._stream_model(ticket, turn, step, span)
+        finally:
+            span.end()
+
+    async def _stream_model(self, ticket: int, turn: int, step: int, span: telemetry.Span) -> None:
         scope = self._workers[ticket]
         message_id = self.deps.ids()
         parts = PartsBuilder()
@@ -620,7 +634,7 @@ class SessionActor:
         try:
             with scope:
                 request = await self._fitted_request(turn, step)
-                events = self.deps.model.stream(request)
+                events = first_token(self.deps.model.stream(request), span)
                 async for item in events:
                     match item:
                         case TextDelta(text=chunk):
@@ -633,6 +647,7 @@ class SessionActor:
                             parts.tool_call(call)
                         case Usage() as usage:
                             used = _step_usage(usage, used)
+                            counted(span, usage)
                             self._count(usage)
                             await self._learn_declared()
                             estimated = request_estimate(request)
@@ -647,18 +662,21 @@ class SessionActor:
         except ContextOverflow as exc:
             await aclose_stream(events)
             events = None
+            span.fail(failure(exc))
             if await self._refit(exc, request, parts):
                 await self._request_model(ticket, turn, step)
                 return
             await self._failed(ticket, turn, step, message_id, parts, exc)
             return
         except ModelError as exc:
+            span.fail(failure(exc))
             await self._failed(ticket, turn, step, message_id, parts, exc)
             return
         finally:
             await aclose_stream(events)
         if scope.cancelled_caught:
             stop = ModelStop.CANCELLED
+        finished(span, stop)
         await self._report(ModelDone(ticket, message_id, parts.build(), stop, details, used))
 
     async def _failed(
@@ -776,7 +794,17 @@ class SessionActor:
 
     async def _run_early(self, call: ToolCallPart) -> ToolRunOutcome:
         await self.observer.tool_started(call)
-        return await self.deps.tools.run(self.id, call)
+        return await self._traced_run(call)
+
+    async def _traced_run(self, call: ToolCallPart) -> ToolRunOutcome:
+        """The tool's run in its ``tool.call`` span (``current()`` there: a subagent's parent)."""
+        span, outcome = self._trace.tool_call(call), None
+        try:
+            with telemetry.inside(span):
+                outcome = await self.deps.tools.run(self.id, call)
+            return outcome
+        finally:
+            tool_ended(span, outcome)
 
     async def _run_tool(self, ticket: int, call: ToolCallPart) -> None:
         scope = self._workers[ticket]
@@ -789,7 +817,7 @@ class SessionActor:
                 outcome = await self._early.take(call.id)
         else:
             with scope:
-                outcome = await self.deps.tools.run(self.id, call)
+                outcome = await self._traced_run(call)
         if scope.cancelled_caught or outcome is None:
             cancelled: list[ContentBlock] = [TextContent(text="cancelled while running")]
             changed = self.deps.tools.take_checkpoints()
