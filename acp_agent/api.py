@@ -32,6 +32,10 @@ Commands (``run_command``) run in the OS sandbox (``acp_agent/sandbox/``): ``san
 ``session.inject_workspace_instructions()`` injects ``AGENTS.md`` and friends as ``plugin`` context,
 as the server does for every new session.
 
+Traces: with ``OTEL_EXPORTER_OTLP_ENDPOINT`` (or ``..._TRACES_ENDPOINT``) set and the ``otel``
+extra installed, ``Agent.open`` exports the server's very spans (docs/contract.md §14), flushed
+when it ends.
+
 ``inject()`` is the only way to add supplementary model context; ``send()`` and ``steer()``
 carry only the direct prompt. With no turn open, ``inject()`` appends one source-tagged
 ``user/message`` at once and starts a flush (it returns before the flush completes); during a
