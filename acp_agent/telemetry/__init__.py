@@ -6,8 +6,8 @@ Off unless configured: with neither ``OTEL_EXPORTER_OTLP_TRACES_ENDPOINT`` nor
 ``OTEL_EXPORTER_OTLP_ENDPOINT`` set (or with ``OTEL_SDK_DISABLED=true``, or
 ``OTEL_TRACES_EXPORTER=none``), the process's tracer is ``Tracer()``, whose every span is
 ``NO_SPAN``: methods that do nothing, no time taken, nothing of ``opentelemetry`` imported
-(``tests/telemetry/test_off.py``). So callers never ask whether tracing is on; they start a
-span per turn, per model request, per tool call, per subagent, never per streamed chunk.
+(``tests/telemetry/test_off.py``). So callers need not ask whether tracing is on; they start
+a span per turn, per model request, per tool call, per subagent, never per streamed chunk.
 
 Configured (``configure``, once, by the process's owner after logging is set up: the stdio
 door and ``serve --listen`` in ``acp_agent/process/``; ``acp_agent.api.Agent.open`` for the

@@ -80,7 +80,7 @@ class OtelTracer(Tracer):
         provider = TracerProvider(resource=resource(), shutdown_on_exit=False)
         provider.add_span_processor(BatchSpanProcessor(OTLPSpanExporter()))
         endpoint = environ.get(TRACES_ENDPOINT) or environ.get(ENDPOINT)
-        log.info("traces_exported", endpoint=endpoint, protocol="http/protobuf")
+        log.info("traces_enabled", endpoint=endpoint, protocol="http/protobuf")
         return cls(provider)
 
     def start(self, name: SpanName, attributes: Attributes, parent: Span) -> Span:

@@ -83,7 +83,7 @@ async def test_an_endpoint_without_the_extra_is_one_warning_and_the_agent_runs(
     assert warnings[0]["level"] == "warning"
     assert warnings[0]["hint"] == telemetry.EXTRA_HINT
     assert "opentelemetry is missing" in str(warnings[0]["reason"])
-    assert not [e for e in events if e["event"] == "traces_exported"]
+    assert not [e for e in events if e["event"] == "traces_enabled"]
 
 
 @pytest.mark.parametrize(

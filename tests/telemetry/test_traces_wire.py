@@ -194,7 +194,7 @@ async def test_an_unreachable_collector_neither_breaks_a_turn_nor_the_ending(
             assert answer["result"]["stopReason"] == "end_turn"
         await agent.close_stdin()
         await peer.to_the_end(15)
-    assert '"event": "traces_exported"' in log.read_text()
+    assert '"event": "traces_enabled"' in log.read_text()
 
 
 async def test_a_cancelled_tool_call_and_a_cancelled_request_say_so(
