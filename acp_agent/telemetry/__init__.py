@@ -97,9 +97,9 @@ def configure(environ: Mapping[str, str] | None = None) -> bool:
     try:
         from acp_agent.telemetry.otel import OtelTracer
     except ImportError as exc:
-        import structlog
+        from acp_agent.logs import get_logger
 
-        structlog.get_logger("acp_agent.telemetry").warning(
+        get_logger("acp_agent.telemetry").warning(
             "traces_unavailable",
             reason=f"the otel extra is not installed ({exc.name} is missing)",
             hint=EXTRA_HINT,

@@ -17,7 +17,6 @@ import atexit
 import threading
 from collections.abc import Callable, Mapping
 
-import structlog
 from opentelemetry import context, trace
 from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
 from opentelemetry.sdk.resources import SERVICE_NAME as SERVICE_NAME_KEY, SERVICE_VERSION, Resource
@@ -26,6 +25,7 @@ from opentelemetry.sdk.trace.export import BatchSpanProcessor
 from opentelemetry.trace import Status, StatusCode
 
 from acp_agent import __version__
+from acp_agent.logs import get_logger
 from acp_agent.telemetry.spans import (
     ENDPOINT,
     SERVICE_NAME,
@@ -38,7 +38,7 @@ from acp_agent.telemetry.spans import (
     Tracer,
 )
 
-log = structlog.get_logger("acp_agent.telemetry")
+log = get_logger("acp_agent.telemetry")
 
 SCOPE = "acp_agent"
 """The instrumentation scope the spans are recorded under."""

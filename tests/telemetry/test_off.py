@@ -39,7 +39,7 @@ async def turn_with_a_tool(
     )
     log = tmp_path / "agent.log"
     command = [sys.executable, "-X", "importtime", "-m", "acp_agent"]
-    command += ["--model", f"script:{script}", "--log-file", str(log)]
+    command += ["--model", f"script:{script}", "--log-level", "info", "--log-file", str(log)]
     if pythonpath:
         env = {**env, "PYTHONPATH": pythonpath}
     async with RawAgent(command, env=env) as agent:

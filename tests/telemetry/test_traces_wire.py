@@ -186,7 +186,9 @@ async def test_an_unreachable_collector_neither_breaks_a_turn_nor_the_ending(
     script = write_script(tmp_path / "script.jsonl", {"text": "one"}, {"text": "two"})
     env = traced_env(agent_env, OTEL_EXPORTER_OTLP_ENDPOINT=f"http://127.0.0.1:{closed_port()}")
     log = tmp_path / "agent.log"
-    async with RawAgent(serve_command(script, "--log-file", str(log)), env=env) as agent:
+    async with RawAgent(
+        serve_command(script, "--log-level", "info", "--log-file", str(log)), env=env
+    ) as agent:
         peer = await start(agent, workspace, SID)
         for request_id in (3, 4):
             await agent.send(prompt(request_id, SID, f"turn {request_id}"))
