@@ -22,6 +22,10 @@ parent's card (``_Tap``) and all of it is in its journal.
 A cancelled call (the parent's turn was cancelled, the parent is being closed) cancels the
 child's turn and waits for its end, shielded (at most ``CANCEL_WAIT_S``); the child is closed
 on every way out, so its journal is released and complete.
+
+Traces (``acp_agent/telemetry``): a ``subagent`` span covers the run, a child of the call's
+``tool.call`` span (``telemetry.current()`` in the tool's task); it is current while the child
+is made, so the child's actor takes it as its turns' parent (``turn/tracing.py``).
 """
 
 from __future__ import annotations
