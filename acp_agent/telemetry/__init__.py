@@ -52,6 +52,8 @@ from acp_agent.telemetry.spans import (
 EXTRA_HINT = "pip install 'acp-agent-server[otel]'"
 
 _tracer = Tracer()
+_unavailable = False
+"""``configure`` warned once already: it does not again (a host opening many ``Agent``s)."""
 _current: ContextVar[Span] = ContextVar("acp_agent_span", default=NO_SPAN)
 
 
@@ -89,24 +91,31 @@ def enabled() -> bool:
 
 def configure(environ: Mapping[str, str] | None = None) -> bool:
     """Tracing on if ``environ`` (the process's) asks for it; once per process. Without the
-    ``otel`` extra: one warning, and tracing stays off. True when it is on."""
+    ``otel`` extra, or if the SDK cannot be set up: one warning, and tracing stays off (the
+    agent runs as ever). True when it is on."""
     global _tracer
     environ = os.environ if environ is None else environ
-    if enabled() or not wanted(environ):
+    if enabled() or _unavailable or not wanted(environ):
         return enabled()
     try:
         from acp_agent.telemetry.otel import OtelTracer
     except ImportError as exc:
-        from acp_agent.logs import get_logger
-
-        get_logger("acp_agent.telemetry").warning(
-            "traces_unavailable",
-            reason=f"the otel extra is not installed ({exc.name} is missing)",
-            hint=EXTRA_HINT,
-        )
-        return False
-    _tracer = OtelTracer.from_environment(environ)
+        return _off(f"the otel extra is not installed ({exc.name} is missing)", EXTRA_HINT)
+    try:
+        _tracer = OtelTracer.from_environment(environ)
+    except Exception as exc:  # traces are never worth the server
+        return _off(f"the OpenTelemetry SDK could not be set up: {exc!r}")
     return True
+
+
+def _off(reason: str, hint: str | None = None) -> bool:
+    global _unavailable
+    from acp_agent.logs import get_logger
+
+    _unavailable = True
+    hinted = {"hint": hint} if hint else {}
+    get_logger("acp_agent.telemetry").warning("traces_unavailable", reason=reason, **hinted)
+    return False
 
 
 def flush(within_s: float = SHUTDOWN_S) -> None:

@@ -7,6 +7,7 @@ named on stderr) through a turn with a tool call, which is where spans would be 
 from __future__ import annotations
 
 import json
+import subprocess
 import sys
 from pathlib import Path
 
@@ -15,6 +16,7 @@ import pytest
 from acp_agent import telemetry
 from tests.integration.long_work import call, start
 from tests.integration.support import prompt, write_script
+from tests.support.process import child_env
 from tests.support.recording import RawAgent
 from tests.telemetry.test_traces_wire import NO_OTEL, closed_port
 
@@ -28,6 +30,17 @@ def imported(stderr: bytes) -> set[str]:
         if text.startswith("import time:") and text.count("|") == 2:
             names.add(text.rsplit("|", 1)[1].strip())
     return names
+
+
+def without_opentelemetry(tmp_path: Path) -> Path:
+    """A directory to put first on ``PYTHONPATH``: its ``opentelemetry`` cannot be imported, as
+    if the extra were not installed (the real one is a namespace package, which it hides)."""
+    hidden = tmp_path / "hidden"
+    (hidden / "opentelemetry").mkdir(parents=True)
+    (hidden / "opentelemetry" / "__init__.py").write_text(
+        "raise ModuleNotFoundError(\"No module named 'opentelemetry'\", name='opentelemetry')\n"
+    )
+    return hidden
 
 
 async def turn_with_a_tool(
@@ -69,13 +82,7 @@ async def test_opentelemetry_is_imported_only_with_an_endpoint(
 async def test_an_endpoint_without_the_extra_is_one_warning_and_the_agent_runs(
     tmp_path: Path, workspace: Path, agent_env: dict[str, str]
 ) -> None:
-    # A package named ``opentelemetry`` that cannot be imported, first on the path: as if the
-    # extra were not installed (the real one is a namespace package, which a regular one hides).
-    hidden = tmp_path / "hidden"
-    (hidden / "opentelemetry").mkdir(parents=True)
-    (hidden / "opentelemetry" / "__init__.py").write_text(
-        "raise ModuleNotFoundError(\"No module named 'opentelemetry'\", name='opentelemetry')\n"
-    )
+    hidden = without_opentelemetry(tmp_path)
     env = {**agent_env, **NO_OTEL, "OTEL_EXPORTER_OTLP_ENDPOINT": "http://127.0.0.1:9"}
     _, events = await turn_with_a_tool(tmp_path, workspace, env, pythonpath=str(hidden))
     warnings = [e for e in events if e["event"] == "traces_unavailable"]
@@ -100,3 +107,56 @@ async def test_an_endpoint_without_the_extra_is_one_warning_and_the_agent_runs(
 )
 def test_which_variables_turn_traces_on(environ: dict[str, str], wanted: bool) -> None:
     assert telemetry.wanted(environ) is wanted
+
+
+async def test_an_sdk_that_cannot_be_set_up_is_one_warning_and_the_agent_runs(
+    tmp_path: Path, workspace: Path, agent_env: dict[str, str]
+) -> None:
+    pytest.importorskip("opentelemetry.sdk", reason="the otel extra is not installed")
+    env = {
+        **agent_env,
+        **NO_OTEL,
+        "OTEL_EXPORTER_OTLP_ENDPOINT": "http://127.0.0.1:9",
+        "OTEL_PYTHON_EXPORTER_OTLP_HTTP_TRACES_CREDENTIAL_PROVIDER": "no-such-provider",
+    }
+    _, events = await turn_with_a_tool(tmp_path, workspace, env)
+    [warning] = [e for e in events if e["event"] == "traces_unavailable"]
+    assert "could not be set up" in str(warning["reason"])
+    assert "no-such-provider" in str(warning["reason"])
+    assert not [e for e in events if e["event"] == "traces_enabled"]
+
+
+HOST_OF_TWO = """
+import sys
+import anyio
+from pathlib import Path
+from acp_agent import logs
+from acp_agent.api import Agent
+from acp_agent.model.script import ScriptLine, ScriptModel
+
+async def main() -> None:
+    logs.configure("info", sys.argv[2])
+    for _ in range(2):
+        async with Agent.open(Path(sys.argv[1]), ScriptModel.from_lines([])):
+            pass
+
+anyio.run(main)
+"""
+
+
+def test_a_host_opening_agents_is_warned_once(tmp_path: Path, state_dir: Path) -> None:
+    hidden = without_opentelemetry(tmp_path)
+    log = tmp_path / "host.log"
+    env = {**NO_OTEL, "OTEL_EXPORTER_OTLP_ENDPOINT": "http://127.0.0.1:9"}
+    env["PYTHONPATH"] = str(hidden)
+    done = subprocess.run(
+        [sys.executable, "-c", HOST_OF_TWO, str(state_dir), str(log)],
+        env=child_env(env),
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    events = [json.loads(text)["event"] for text in log.read_text().splitlines()]
+    assert events.count("traces_unavailable") == 1
