@@ -15,7 +15,8 @@ Python API), ``otel.OtelTracer`` builds the SDK's ``TracerProvider`` with a
 ``BatchSpanProcessor`` around the OTLP/HTTP exporter, which reads the standard ``OTEL_*``
 variables itself (endpoint, headers, timeout, compression; ``OTEL_BSP_*`` for the batches).
 Spans are exported from the SDK's own thread: a slow or unreachable collector never holds a
-turn. Without the ``otel`` extra the variable gets one warning in the log and tracing stays off.
+turn. Without the ``otel`` extra (or with variables the SDK cannot be set up from) the process
+gets one warning in the log, ``traces_unavailable``, and tracing stays off.
 
 ``shutdown`` (``process.life.finish``, and ``atexit`` for a host of the Python API) exports
 what is left within ``SHUTDOWN_S`` at most: an unreachable collector's retries are abandoned
