@@ -13,6 +13,7 @@ first ``session/new`` used to import).
 
 from __future__ import annotations
 
+import atexit
 import os
 import sys
 from typing import TYPE_CHECKING, Any, Final, TextIO
@@ -86,6 +87,7 @@ def configure(
     if stream is None:
         fd = os.open(log_file, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600) if log_file else 2
         _sink = QueuedSink(fd)
+        atexit.register(_sink.close)  # a host that exits without ``shutdown`` keeps its lines
         _target = _sink  # type: ignore[assignment]
     else:
         _target = stream

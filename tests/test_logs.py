@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 SCRIPT = r"""
 import io, json, sys
@@ -69,3 +70,23 @@ def test_plain_events_are_written_as_structlog_writes_them_without_importing_it(
     traceback = json.loads(plain[2])
     assert traceback["event"] == "with_a_traceback" and traceback["level"] == "error"
     assert traceback["exception"][0]["exc_type"] == "ValueError"
+
+
+EXIT_WITHOUT_SHUTDOWN = r"""
+import sys
+from acp_agent import logs
+
+logs.configure("info", sys.argv[1])
+log = logs.get_logger("t")
+for n in range(2000):
+    log.info("line", n=n)
+"""
+
+
+def test_a_process_that_exits_without_shutdown_keeps_its_log_lines(tmp_path: Path) -> None:
+    # The log file is written by a daemon thread (logs.QueuedSink): a host process of the
+    # Python API that never calls logs.shutdown still has every line written at its exit.
+    log = tmp_path / "host.log"
+    subprocess.run([sys.executable, "-c", EXIT_WITHOUT_SHUTDOWN, str(log)], check=True, timeout=30)
+    numbers = [json.loads(line)["n"] for line in log.read_text().splitlines()]
+    assert numbers == list(range(2000))
