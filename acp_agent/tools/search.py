@@ -9,8 +9,9 @@ are skipped, and so are hidden files and directories (names starting with a dot:
 so the first matches are always the same ones. Each match is one line ``path:line: text``
 (path relative to the cwd when it is inside it), a line clipped at ``MAX_LINE_CHARS``. Output
 is bounded: at most ``max_results`` matches (default 100, at most 500) and
-``MAX_OUTPUT_CHARS`` characters; rg is killed once they are reached, and the result says it
-stopped early.
+``MAX_OUTPUT_CHARS`` characters, and the result says when it stopped early. rg runs on all
+cores and its matches are sorted here; a search with more matches than a few results' worth
+runs again with rg's own ``--sort path`` (one thread), killed once the bounds are reached.
 
 The pattern is checked with Python ``re`` first (a bad one is refused as before). rg's regex
 dialect is Rust's, which lacks look-around and back-references; for such a pattern rg only
@@ -57,6 +58,8 @@ MAX_FILES = 20_000
 MAX_FILE_BYTES = 2 << 20
 MAX_LINE_CHARS = 300
 MAX_OUTPUT_CHARS = 64 << 10
+_UNSORTED_RECORDS = 4 * MAX_RESULTS
+"""How many matches the unsorted first run keeps before it gives way to a sorted one."""
 _RG_COLUMNS = 2000  # rg prints at most this many bytes of a line; more than MAX_LINE_CHARS shows
 _RG_DIALECT = (b"regex parse error", b"not allowed in a regex")
 
@@ -144,18 +147,42 @@ class _RgSearch(msgspec.Struct):
     args: SearchArgs
 
     async def run(self) -> None:
-        argv = [*self._walk_argv(), "--null", "--line-number", "--with-filename", "--no-heading"]
-        argv += ["--max-columns", str(_RG_COLUMNS), "--max-columns-preview"]
-        argv += ["--ignore-case"] if self.args.ignore_case else ["--case-sensitive"]
-        argv += ["--regexp", self.args.pattern, "--", str(self.walk.top)]
-        ran = await ripgrep.run_rg(argv, self.walk.top, self._match)
+        """On all cores first, unsorted, keeping at most ``_UNSORTED_RECORDS`` records: when rg
+        ends within that, they are put in sorted path order here (rg's ``--sort path`` runs on
+        one thread: 0.14-0.21 s against 0.08-0.10 s over 100,000 files on two cores). Past it,
+        what was kept is dropped and rg runs again sorted, stopped at the result's bounds."""
+        records: list[bytes] = []
+
+        def keep(record: bytes) -> bool:
+            records.append(record)
+            return len(records) <= _UNSORTED_RECORDS
+
+        ran = await ripgrep.run_rg(self._search_argv(sort=False), self.walk.top, keep)
+        if ran.code is not None:  # rg ended: every match is in ``records``
+            records.sort(key=_tree_order)
+            for record in records:
+                if not self._match(record):
+                    break
+        else:
+            ran = await ripgrep.run_rg(self._search_argv(sort=True), self.walk.top, self._match)
         if ran.code == 2 and not self.walk.lines and any(w in ran.stderr for w in _RG_DIALECT):
             await self._python_regex()
         elif ran.code == 2 and not self.walk.lines:
             self.walk.trouble = ran.stderr.decode("utf-8", "replace").strip().split("\n")[0]
 
-    def _walk_argv(self) -> list[str]:
-        argv = [self.rg, "--sort", "path", "--max-filesize", str(MAX_FILE_BYTES)]
+    def _search_argv(self, *, sort: bool) -> list[str]:
+        argv = [*self._walk_argv(sort=sort), "--null", "--line-number", "--with-filename"]
+        argv += ["--no-heading", "--max-columns", str(_RG_COLUMNS), "--max-columns-preview"]
+        argv += ["--ignore-case"] if self.args.ignore_case else ["--case-sensitive"]
+        return [*argv, "--regexp", self.args.pattern, "--", str(self.walk.top)]
+
+    def _walk_argv(self, *, sort: bool = True) -> list[str]:
+        argv = [
+            self.rg,
+            *(("--sort", "path") if sort else ()),
+            "--max-filesize",
+            str(MAX_FILE_BYTES),
+        ]
         if self.args.glob is not None:
             argv += ["--glob", self.args.glob]
         return argv + ripgrep.walk_flags(self.walk.top)
@@ -185,6 +212,13 @@ class _RgSearch(msgspec.Struct):
         argv = [*self._walk_argv(), "--files", "--null", "--", str(self.walk.top)]
         await ripgrep.run_rg(argv, self.walk.top, listed, separator=b"\0")
         await _in_thread(self.walk, lambda: self.walk.search_files(files))
+
+
+def _tree_order(record: bytes) -> list[bytes]:
+    """``--sort path``'s order: a depth-first walk with each directory's entries sorted by
+    name, i.e. the path compared component by component (``a/x`` before ``a-b/y``). A file's
+    matches stay in line order (the sort is stable; rg writes each file's matches together)."""
+    return record.partition(b"\0")[0].split(b"/")
 
 
 class _Walk(msgspec.Struct):

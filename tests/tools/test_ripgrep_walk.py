@@ -8,6 +8,7 @@ which says ignore files were not applied. Expectations: docs/tools.md and contra
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
@@ -16,7 +17,7 @@ import anyio
 import pytest
 
 from acp_agent.content import TextContent
-from acp_agent.tools import ripgrep
+from acp_agent.tools import ripgrep, search as search_module
 from acp_agent.tools.base import ToolOutput
 from acp_agent.tools.glob_files import Glob
 from acp_agent.tools.list_dir import ListDir
@@ -84,6 +85,35 @@ async def test_a_pattern_outside_rgs_dialect_is_searched_by_python_over_rgs_walk
     assert found == "src/deep/util.py:1: x = 'needle'"
     backref = text(await Search().run({"pattern": r"(ne)e\w+ = (1)"}, context(tree)))
     assert backref == "src/main.py:1: needle = 1"
+
+
+def rg_sorted(workspace: Path, pattern: str) -> list[str]:
+    """What rg's own ``--sort path`` prints, in the search tool's ``path:line: text`` form."""
+    rg = ripgrep.find_rg()
+    assert rg is not None
+    argv = [rg, "--no-config", "--sort", "path", "--line-number", "--no-heading", pattern, "."]
+    out = subprocess.run(argv, cwd=workspace, capture_output=True, text=True, check=True).stdout
+    return [re.sub(r"^\./(.*?):(\d+):", r"\1:\2: ", line) for line in out.splitlines()]
+
+
+@pytest.mark.parametrize("kept", [search_module._UNSORTED_RECORDS, 3])
+async def test_matches_come_in_rgs_sorted_path_order_from_either_run(
+    workspace: Path, kept: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # rg runs unsorted on all cores and the matches are sorted here; past ``kept`` matches it
+    # runs again with --sort path. Either way the order is rg's --sort path (a directory's
+    # entries by name, depth first: a/x before a-b/y, though "-" sorts before "/"), a file's
+    # matches in line order, and the bound cuts the same first matches.
+    monkeypatch.setattr(search_module, "_UNSORTED_RECORDS", kept)
+    names = ["a/x.txt", "a-b/y.txt", "a.txt", "b/c/d.txt", "b/c.txt", "b0.txt", "B.txt", "é.txt"]
+    for n, name in enumerate(reversed(names)):
+        write(workspace / name, f"needle {n}\nplain\nneedle again {n}\n")
+    wanted = rg_sorted(workspace, "needle")
+    assert len(wanted) == 2 * len(names)
+    found = text(await Search().run({"pattern": "needle"}, context(workspace)))
+    assert found.splitlines() == wanted
+    first = text(await Search().run({"pattern": "needle", "max_results": 5}, context(workspace)))
+    assert first.splitlines()[:5] == wanted[:5] and "the first 5 matches" in first.splitlines()[-1]
 
 
 async def test_glob_lists_hidden_files_but_not_ignored_ones(tree: Path) -> None:
