@@ -116,6 +116,22 @@ async def test_matches_come_in_rgs_sorted_path_order_from_either_run(
     assert first.splitlines()[:5] == wanted[:5] and "the first 5 matches" in first.splitlines()[-1]
 
 
+@pytest.mark.parametrize("kept", [search_module._UNSORTED_RECORDS, 1])
+async def test_a_file_over_the_size_bound_is_not_searched_by_either_run(
+    workspace: Path, kept: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # the sorted run leaves it to rg's --max-filesize, the unsorted one to a stat of each file
+    # that matched; a file of exactly the bound is searched by both
+    monkeypatch.setattr(search_module, "_UNSORTED_RECORDS", kept)
+    bound = search_module.MAX_FILE_BYTES
+    write(workspace / "big.txt", "needle big\n" + "x" * bound)
+    line = "needle edge\n"
+    write(workspace / "edge.txt", line + "y" * (bound - len(line)))
+    write(workspace / "small.txt", "needle small\n")
+    found = text(await Search().run({"pattern": "needle"}, context(workspace)))
+    assert found.splitlines() == ["edge.txt:1: needle edge", "small.txt:1: needle small"]
+
+
 async def test_glob_lists_hidden_files_but_not_ignored_ones(tree: Path) -> None:
     found = text(await Glob().run({"pattern": "**/*.py"}, context(tree))).splitlines()
     assert sorted(found) == [".config/settings.py", ".hidden.py", "src/deep/util.py", "src/main.py"]
