@@ -5,10 +5,10 @@ our stderr cannot freeze the agent: when the queue is full, lines are dropped an
 count is logged once the queue drains). A log file is written the same way.
 
 Importing this module does not import structlog, nor does ``configure``: modules log through
-``get_logger``'s ``Logger``, which imports and configures structlog at the first event that
-passes the configured level. At the default level (``warning``) a session that has nothing to
-warn about never imports it (with ``logging``, ``pickle`` and ``json``: about a tenth of what a
-first ``session/new`` used to import).
+``get_logger``'s ``Logger``, which writes a plain event itself, as structlog would, and imports
+and configures structlog only for an event with a traceback. So a process that logs no
+traceback never imports it (with ``logging`` and ``pickle``: about a tenth of what a fresh
+process's first ``session/new`` imported, ``docs/benchmarks.md``).
 """
 
 from __future__ import annotations
