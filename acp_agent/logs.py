@@ -73,7 +73,8 @@ _threshold = 0
 structlog as it is configured)."""
 _level: str | None = None
 """``configure``'s level, until structlog is configured with it (``_structlog``)."""
-NUMBERS: Final = {"debug": 10, "info": 20, "warning": 30, "error": 40, "critical": 50}
+NUMBERS: Final = {name: 10 * (rank + 1) for rank, name in enumerate(LEVELS)}
+"""``logging``'s number of each of ``LEVELS`` (debug 10 … critical 50)."""
 
 
 def configure(
@@ -144,19 +145,19 @@ class Logger:
         return Logger(self._name, {**self._context, **context})
 
     def debug(self, event: str, **kw: Any) -> None:
-        self._emit(10, "debug", event, kw)
+        self._emit(NUMBERS["debug"], "debug", event, kw)
 
     def info(self, event: str, **kw: Any) -> None:
-        self._emit(20, "info", event, kw)
+        self._emit(NUMBERS["info"], "info", event, kw)
 
     def warning(self, event: str, **kw: Any) -> None:
-        self._emit(30, "warning", event, kw)
+        self._emit(NUMBERS["warning"], "warning", event, kw)
 
     def error(self, event: str, **kw: Any) -> None:
-        self._emit(40, "error", event, kw)
+        self._emit(NUMBERS["error"], "error", event, kw)
 
     def exception(self, event: str, **kw: Any) -> None:
-        self._emit(40, "exception", event, kw)
+        self._emit(NUMBERS["error"], "exception", event, kw)
 
     def _emit(self, number: int, method: str, event: str, kw: dict[str, Any]) -> None:
         if "structlog" not in sys.modules and _target is not None:

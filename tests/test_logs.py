@@ -17,12 +17,15 @@ import io, json, sys
 from pathlib import Path
 from acp_agent import logs
 
+def events(log):
+    log.debug("below_the_level")
+    log.info("an_event", n=1, path=Path("/a"), nested={"k": [1, 2]})
+    log.warning("a_warning", level_word="kept")
+
 plain = io.StringIO()
 logs.configure("info", stream=plain)
 log = logs.get_logger("t").bind(session_id="s1")
-log.debug("below_the_level")
-log.info("an_event", n=1, path=Path("/a"), nested={"k": [1, 2]})
-log.warning("a_warning", level_word="kept")
+events(log)
 before = "structlog" in sys.modules
 try:
     raise ValueError("boom")
@@ -32,10 +35,7 @@ after = "structlog" in sys.modules
 # the same events through structlog itself, configured by logs.configure
 again = io.StringIO()
 logs.configure("info", stream=again)
-log2 = logs.get_logger("t").bind(session_id="s1")
-log2.debug("below_the_level")
-log2.info("an_event", n=1, path=Path("/a"), nested={"k": [1, 2]})
-log2.warning("a_warning", level_word="kept")
+events(logs.get_logger("t").bind(session_id="s1"))
 print(json.dumps({"before": before, "after": after, "plain": plain.getvalue(),
                   "structlog": again.getvalue()}))
 """
